@@ -1,0 +1,69 @@
+package testkit
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// BinDirEnv names the environment variable that points at the directory of
+// testkit binaries. `make test` sets it to bin/testkit.
+const BinDirEnv = "KOPGO_TESTKIT_BIN"
+
+// binaries are the paths of the components a cluster runs.
+type binaries struct {
+	etcd, apiserver, controllerManager, scheduler, kwok, kwokStages string
+}
+
+// BinDir returns the directory the testkit takes its binaries from: dir if it
+// is not empty, else $KOPGO_TESTKIT_BIN, else the first bin/testkit found in
+// the working directory or one of its parents (the layout `make testkit-bin`
+// writes in the kopgo repository).
+func BinDir(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	if env := os.Getenv(BinDirEnv); env != "" {
+		return env
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		candidate := filepath.Join(d, "bin", "testkit")
+		if st, err := os.Stat(candidate); err == nil && st.IsDir() {
+			return candidate
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+func findBinaries(dir string, full bool) (binaries, error) {
+	dir = BinDir(dir)
+	if dir == "" {
+		return binaries{}, fmt.Errorf("%w: no bin/testkit above the working directory and %s is not set: run `make testkit-bin` in the kopgo repository, or set %s to a directory holding etcd and kube-apiserver",
+			errNoBinaries, BinDirEnv, BinDirEnv)
+	}
+	b := binaries{
+		etcd:              filepath.Join(dir, "etcd"),
+		apiserver:         filepath.Join(dir, "kube-apiserver"),
+		controllerManager: filepath.Join(dir, "kube-controller-manager"),
+		scheduler:         filepath.Join(dir, "kube-scheduler"),
+		kwok:              filepath.Join(dir, "kwok"),
+		kwokStages:        filepath.Join(dir, "kwok-stages.yaml"),
+	}
+	need := []string{b.etcd, b.apiserver}
+	if full {
+		need = append(need, b.controllerManager, b.scheduler, b.kwok, b.kwokStages)
+	}
+	for _, p := range need {
+		if _, err := os.Stat(p); err != nil {
+			return binaries{}, fmt.Errorf("%w: %s is missing: build it with `make testkit-bin` (or point %s at a directory that has it)",
+				errNoBinaries, p, BinDirEnv)
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,4 @@
+package testkit
+
+// ProcessesUnder is exported for the cleanup tests.
+var ProcessesUnder = processesUnder

@@ -1,0 +1,127 @@
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// kwokNodeAnnotation marks the nodes kwok manages, as kwok's own docs do.
+const kwokNodeAnnotation = "kwok.x-k8s.io/node"
+
+// NodeLabel is set to "kwok" on every fake node of a full cluster.
+const NodeLabel = "type"
+
+// controllers are the kube-controller-manager controllers a full cluster
+// runs: enough for workloads to roll out, owners to cascade and namespaces to
+// finish terminating and nodes lose their not-ready taint, without cloud, volume or certificate machinery.
+var controllers = []string{
+	"garbage-collector-controller", "namespace-controller",
+	"deployment-controller", "replicaset-controller", "statefulset-controller",
+	"daemonset-controller", "job-controller", "cronjob-controller", "ttl-after-finished-controller",
+	"endpoints-controller", "endpointslice-controller", "serviceaccount-controller",
+	"node-lifecycle-controller", "pod-garbage-collector-controller", "horizontal-pod-autoscaler-controller", "disruption-controller",
+}
+
+func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
+	kubeconfig := "--kubeconfig=" + c.Kubeconfig
+	kcm := &process{
+		name: "kube-controller-manager", path: bins.controllerManager, reaper: c.reaper,
+		logPath: filepath.Join(c.Dir, "kube-controller-manager.log"),
+		args: []string{
+			kubeconfig, "--leader-elect=false", "--secure-port=0",
+			"--controllers=" + strings.Join(controllers, ","),
+			"--use-service-account-credentials=false",
+			"--service-cluster-ip-range=10.0.0.0/24",
+			"--concurrent-gc-syncs=10",
+		},
+	}
+	scheduler := &process{
+		name: "kube-scheduler", path: bins.scheduler, reaper: c.reaper,
+		logPath: filepath.Join(c.Dir, "kube-scheduler.log"),
+		args:    []string{kubeconfig, "--leader-elect=false", "--secure-port=0"},
+	}
+	kwok := &process{
+		name: "kwok", path: bins.kwok, reaper: c.reaper,
+		logPath: filepath.Join(c.Dir, "kwok.log"),
+		args: []string{
+			kubeconfig, "--config=" + bins.kwokStages,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
+			"--cidr=10.244.0.0/16", "--node-ip=10.0.0.2",
+			"--node-lease-duration-seconds=40",
+		},
+	}
+	for _, p := range []*process{kcm, scheduler, kwok} {
+		if err := p.start(); err != nil {
+			return err
+		}
+		c.others = append(c.others, p)
+	}
+	for i := range c.opts.Nodes {
+		if err := c.client.Create(ctx, fakeNode(fmt.Sprintf("kwok-node-%d", i))); err != nil {
+			return fmt.Errorf("create kwok node: %w", err)
+		}
+	}
+	// Nodes turn Ready when kwok runs; the default ServiceAccount appears when
+	// the controller manager runs.
+	if err := kwok.waitFor(ctx, "kwok nodes to be Ready and untainted", func(ctx context.Context) error {
+		return c.nodesReady(ctx)
+	}); err != nil {
+		return err
+	}
+	return kcm.waitFor(ctx, "the default ServiceAccount", func(ctx context.Context) error {
+		return c.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
+	})
+}
+
+func (c *Cluster) nodesReady(ctx context.Context) error {
+	var nodes corev1.NodeList
+	if err := c.client.List(ctx, &nodes, client.MatchingLabels{NodeLabel: "kwok"}); err != nil {
+		return err
+	}
+	ready := 0
+	for _, n := range nodes.Items {
+		// The API server taints new nodes not-ready; the node lifecycle
+		// controller lifts the taint once kwok reports the node Ready.
+		if len(n.Spec.Taints) > 0 {
+			continue
+		}
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				ready++
+			}
+		}
+	}
+	if ready < c.opts.Nodes {
+		return fmt.Errorf("%d of %d nodes ready", ready, c.opts.Nodes)
+	}
+	return nil
+}
+
+// fakeNode is a node kwok manages: generous capacity and no taint, so that
+// ordinary workloads schedule onto it without tolerations.
+func fakeNode(name string) *corev1.Node {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("32"),
+		corev1.ResourceMemory: resource.MustParse("256Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
+			Labels: map[string]string{
+				NodeLabel: "kwok", corev1.LabelHostname: name,
+				corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
+			},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+}
