@@ -178,7 +178,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins binaries) error {
 	}
 
 	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
+	for range 3 {
 		ports, err := freePorts(3)
 		if err != nil {
 			return err

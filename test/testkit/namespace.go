@@ -17,19 +17,19 @@ import (
 // deletes it when the test ends. In a full cluster the namespace controller
 // then removes everything in it; in a bare control plane the namespace stays
 // Terminating, which no later test notices because every name is new.
-func (c *Cluster) Namespace(t testing.TB) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName(t.Name())}}
+func (c *Cluster) Namespace(tb testing.TB) string {
+	tb.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaceName(tb.Name())}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := c.client.Create(ctx, ns); err != nil {
-		t.Fatalf("create namespace %s: %v", ns.Name, err)
+		tb.Fatalf("create namespace %s: %v", ns.Name, err)
 	}
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := c.client.Delete(ctx, ns); client.IgnoreNotFound(err) != nil {
-			t.Errorf("delete namespace %s: %v", ns.Name, err)
+			tb.Errorf("delete namespace %s: %v", ns.Name, err)
 		}
 	})
 	return ns.Name

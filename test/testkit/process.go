@@ -121,7 +121,7 @@ func (p *process) tail(n int) string {
 // last lines of its log.
 func (p *process) failure(cause error) error {
 	if ok, exitErr := p.exited(); ok && exitErr != nil {
-		cause = fmt.Errorf("%w (process exited: %v)", cause, exitErr)
+		cause = fmt.Errorf("%w (process exited: %w)", cause, exitErr)
 	}
 	return fmt.Errorf("%s did not become ready: %w\nlast lines of %s:\n%s", p.name, cause, p.logPath, p.tail(20))
 }
@@ -143,7 +143,7 @@ func (p *process) waitFor(ctx context.Context, what string, check func(context.C
 		}
 		select {
 		case <-ctx.Done():
-			return p.failure(fmt.Errorf("waiting for %s: %w (last check: %v)", what, ctx.Err(), last))
+			return p.failure(fmt.Errorf("waiting for %s: %w (last check: %w)", what, ctx.Err(), last))
 		case <-tick.C:
 		}
 	}
