@@ -17,6 +17,9 @@ GO ?= go
 tools_version = $(shell awk '$$1 != "//" {for (i = 1; i < NF; i++) if ($$i == "$(1)") {print $$(i+1); exit}}' tools/go.mod)
 K8S_VERSION := $(call tools_version,k8s.io/kubernetes)
 ETCD_VERSION := $(call tools_version,go.etcd.io/etcd/server/v3)
+ifeq ($(K8S_VERSION)$(ETCD_VERSION),)
+$(error cannot read the Kubernetes and etcd versions from tools/go.mod)
+endif
 KWOK_VERSION := v0.8.0
 GOLANGCI_LINT_VERSION := v2.15.0
 CONTROLLER_GEN_VERSION := v0.23.0
