@@ -76,8 +76,11 @@ type Cluster struct {
 }
 
 const (
-	etcdGrace      = 10 * time.Second
-	apiserverGrace = 10 * time.Second
+	etcdGrace = 10 * time.Second
+	// kube-apiserver stops listening at once on SIGTERM but then waits up to
+	// a minute for open watches to drain before it exits; it keeps no state
+	// of its own, so a short grace and SIGKILL lose nothing.
+	apiserverGrace = 3 * time.Second
 	otherGrace     = 5 * time.Second
 )
 
@@ -263,7 +266,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	return c.WaitReady(ctx)
 }
 
-// StopAPIServer stops the API server (SIGTERM, then SIGKILL after 10s) and
+// StopAPIServer stops the API server (SIGTERM, then SIGKILL after 3s) and
 // leaves etcd running. Open watches end; clients get connection errors until
 // [Cluster.StartAPIServer].
 func (c *Cluster) StopAPIServer() {

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/test/testkit"
@@ -54,6 +55,47 @@ func TestAPIServerRestartKeepsClientsAndData(t *testing.T) {
 	if got.Data["k"] != "v" || got.UID != cm.UID {
 		t.Errorf("after restart got data %v uid %s, want data k=v uid %s", got.Data, got.UID, cm.UID)
 	}
+}
+
+// An informer cache that watched through a restart sees what is written
+// after it, and stopping the API server under its open watches is prompt.
+func TestAPIServerRestartUnderLiveInformer(t *testing.T) {
+	c, err := testkit.Start(t.Context(), testkit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	ns := c.Namespace(t)
+	informers, err := cache.New(c.Config, cache.Options{Scheme: c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { _ = informers.Start(ctx) }()
+	if _, err := informers.GetInformer(ctx, &corev1.ConfigMap{}); err != nil {
+		t.Fatal(err)
+	}
+	if !informers.WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+
+	start := time.Now()
+	c.StopAPIServer()
+	// kube-apiserver alone waits up to a minute for open watches to drain.
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("StopAPIServer under open watches took %s, want it bounded by its grace period", d)
+	}
+	if err := c.StartAPIServer(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	after := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after-restart"}}
+	if err := c.Client().Create(t.Context(), after); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "cache sees an object created after the restart", func(ctx context.Context) error {
+		return informers.Get(ctx, client.ObjectKeyFromObject(after), &corev1.ConfigMap{})
+	})
 }
 
 // The kubeconfig on disk is what a person points kubectl at.
