@@ -111,6 +111,10 @@ $(CONTROLLER_GEN):
 test: testkit-bin ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
+.PHONY: bench
+bench: testkit-bin ## Run the benchmarks against the real API server and print their table.
+	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout $(TEST_TIMEOUT) ./...
+
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
 	$(GOLANGCI_LINT) run ./...
