@@ -1,0 +1,230 @@
+package gc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/scope"
+)
+
+// Ref names an object that collection acted on.
+type Ref struct {
+	schema.GroupVersionKind
+	Namespace, Name string
+	UID             types.UID
+}
+
+// String renders "ConfigMap ns/name".
+func (r Ref) String() string {
+	return koperrors.Object{GroupVersionKind: r.GroupVersionKind, Namespace: r.Namespace, Name: r.Name}.String()
+}
+
+// Stuck is an object that is being deleted but waits on finalizers the
+// caller does not own.
+type Stuck struct {
+	Ref
+	// Finalizers are the finalizers still pending.
+	Finalizers []string
+}
+
+// Result says what a collection did. Deleted and FinalizersRemoved are what
+// it changed; Stuck is what it could not finish and left to others.
+type Result struct {
+	// Deleted are the objects whose deletion was requested (or, with
+	// DryRun, would have been).
+	Deleted []Ref
+	// FinalizersRemoved are objects being deleted from which the caller's
+	// own finalizers were removed.
+	FinalizersRemoved []Ref
+	// Stuck are objects being deleted that still wait on other finalizers.
+	Stuck []Stuck
+	// Kept counts the objects the keep predicate kept.
+	Kept int
+}
+
+func (r *Result) merge(o Result) {
+	r.Deleted = append(r.Deleted, o.Deleted...)
+	r.FinalizersRemoved = append(r.FinalizersRemoved, o.FinalizersRemoved...)
+	r.Stuck = append(r.Stuck, o.Stuck...)
+	r.Kept += o.Kept
+}
+
+// Predicate decides whether to keep an object. It sees metadata only.
+type Predicate func(ctx context.Context, obj *metav1.PartialObjectMetadata) (keep bool, err error)
+
+// Collect lists the objects of kind gvk in scope s that match sel, metadata
+// only, and deletes those that keep does not keep. It reads through c, so a
+// cached client lists from its cache. Deletes carry a UID precondition: an
+// object re-created under the same name meanwhile is not touched.
+//
+// An object already being deleted is not judged by keep: the finalizers in
+// [OwnedFinalizers] are removed from it, and it is reported in
+// [Result.Stuck] if others remain. Other finalizers are never touched.
+//
+// An empty selector is refused: it would judge every object of the kind.
+// Errors on single objects do not stop the collection; they are joined and
+// returned with the Result of what was done.
+func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...Option) (Result, error) {
+	o := buildOptions(opts)
+	op := koperrors.Object{GroupVersionKind: gvk, Namespace: s.Namespace()}
+	if err := s.Check(c.RESTMapper(), gvk); err != nil {
+		return Result{}, koperrors.Wrap(err, "collect", op)
+	}
+	if isEverything(sel) {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("refusing to collect every %s in %s: give a label selector", gvk.Kind, s), "collect", op)
+	}
+	if keep == nil {
+		return Result{}, koperrors.Errorf(koperrors.Invalid, "collect %s: keep predicate is nil", gvk.Kind)
+	}
+	list := &metav1.PartialObjectMetadataList{}
+	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	listOpts := append(s.ListOptions(), client.MatchingLabelsSelector{Selector: sel})
+	if err := c.List(ctx, list, listOpts...); err != nil {
+		return Result{}, koperrors.Wrap(err, "collect", op)
+	}
+	items := list.Items
+	sort.Slice(items, func(i, j int) bool {
+		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
+	})
+
+	var res Result
+	var errs []error
+	for i := range items {
+		obj := &items[i]
+		obj.SetGroupVersionKind(gvk)
+		if obj.DeletionTimestamp != nil {
+			errs = append(errs, finishDeletion(ctx, c, obj, o, &res))
+			continue
+		}
+		kept, err := keep(ctx, obj)
+		if err != nil {
+			errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj).object()))
+			continue
+		}
+		if kept {
+			res.Kept++
+			continue
+		}
+		errs = append(errs, deleteOne(ctx, c, obj, o, &res))
+	}
+	return res, koperrors.Join(errs...)
+}
+
+// deleteOne deletes obj if it is still the object that was listed, then
+// finishes its deletion if it has finalizers.
+func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
+	ref := refOf(obj)
+	uid := obj.UID
+	delOpts := []client.DeleteOption{client.Preconditions{UID: &uid}, client.PropagationPolicy(o.Propagation)}
+	if o.DryRun {
+		delOpts = append(delOpts, client.DryRunAll)
+	}
+	err := c.Delete(ctx, obj, delOpts...)
+	switch {
+	case koperrors.IsNotFound(err):
+		return nil // gone already
+	case koperrors.IsConflict(err):
+		return nil // the UID precondition failed: a new object took the name
+	case err != nil:
+		return koperrors.Wrap(err, "delete", ref.object())
+	}
+	res.Deleted = append(res.Deleted, ref)
+	if o.DryRun || len(obj.Finalizers) == 0 {
+		return nil
+	}
+	// It waits on finalizers now: read it again and remove ours.
+	fresh := &metav1.PartialObjectMetadata{}
+	fresh.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
+		if koperrors.IsNotFound(err) {
+			return nil
+		}
+		return koperrors.Wrap(err, "read after delete", ref.object())
+	}
+	if fresh.UID != uid {
+		return nil
+	}
+	return finishDeletion(ctx, c, fresh, o, res)
+}
+
+// finishDeletion removes the caller's own finalizers from an object that is
+// being deleted and reports it as stuck if others remain.
+func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
+	ref := refOf(obj)
+	for attempt := 0; ; attempt++ {
+		remaining := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
+			return slices.Contains(o.OwnedFinalizers, f)
+		})
+		if len(remaining) == len(obj.Finalizers) || o.DryRun {
+			break
+		}
+		patch, err := testAndSetFinalizers(obj.Finalizers, remaining)
+		if err != nil {
+			return err
+		}
+		err = c.Patch(ctx, obj, patch)
+		if err == nil {
+			res.FinalizersRemoved = append(res.FinalizersRemoved, ref)
+			break
+		}
+		if koperrors.IsNotFound(err) {
+			return nil
+		}
+		// The test failed: someone changed the finalizers. Read and retry.
+		if !koperrors.IsInvalid(err) || attempt >= 5 {
+			return koperrors.Wrap(err, "remove owned finalizers", ref.object())
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			if koperrors.IsNotFound(err) {
+				return nil
+			}
+			return koperrors.Wrap(err, "read finalizers", ref.object())
+		}
+		if obj.UID != ref.UID {
+			return nil
+		}
+	}
+	if foreign := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
+		return slices.Contains(o.OwnedFinalizers, f)
+	}); len(foreign) > 0 {
+		res.Stuck = append(res.Stuck, Stuck{Ref: ref, Finalizers: foreign})
+	}
+	return nil
+}
+
+// testAndSetFinalizers is a JSON patch that replaces the finalizers only if
+// they are still exactly what was read: other finalizer writers make it fail
+// instead of being overwritten.
+func testAndSetFinalizers(current, desired []string) (client.Patch, error) {
+	type op struct {
+		Op    string   `json:"op"`
+		Path  string   `json:"path"`
+		Value []string `json:"value"`
+	}
+	data, err := json.Marshal([]op{
+		{Op: "test", Path: "/metadata/finalizers", Value: current},
+		{Op: "add", Path: "/metadata/finalizers", Value: desired},
+	})
+	if err != nil {
+		return nil, koperrors.WrapKind(koperrors.Serialization, err, "encode finalizer patch", koperrors.Object{})
+	}
+	return client.RawPatch(types.JSONPatchType, data), nil
+}
+
+func refOf(obj *metav1.PartialObjectMetadata) Ref {
+	return Ref{GroupVersionKind: obj.GroupVersionKind(), Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID}
+}
+
+func (r Ref) object() koperrors.Object {
+	return koperrors.Object{GroupVersionKind: r.GroupVersionKind, Namespace: r.Namespace, Name: r.Name}
+}

@@ -1,0 +1,40 @@
+package gc_test
+
+import (
+	"context"
+	"fmt"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/gc"
+	"github.com/kopgo/kopgo/scope"
+)
+
+// Delete the Deployments this operator labelled whose owner is gone.
+func ExampleCollect() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println("no cluster:", err)
+		return
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ours := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "my-operator"})
+	res, err := gc.Collect(context.Background(), c, appsv1.SchemeGroupVersion.WithKind("Deployment"),
+		scope.AllNamespaces, ours, gc.OwnerExists(c), gc.OwnedFinalizers{"example.com/cleanup"})
+	if err != nil {
+		fmt.Println(err)
+	}
+	for _, ref := range res.Deleted {
+		fmt.Println("deleted", ref)
+	}
+	for _, s := range res.Stuck {
+		fmt.Println("waiting on", s.Finalizers, "for", s.Ref)
+	}
+}

@@ -1,0 +1,60 @@
+package gc
+
+import (
+	"context"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/scope"
+)
+
+// Child names an object a parent wants.
+type Child struct {
+	schema.GroupKind
+	types.NamespacedName
+}
+
+// Prune deletes the children of parent that it no longer wants: objects of
+// the given kinds that match sel (the label the parent's children carry) and
+// are controlled by parent (controller owner reference with parent's UID),
+// except those in desired. Nothing else is touched: not an object of another
+// kind, not an unlabelled one, not one another controller manages, even if
+// it carries the label. Namespaced kinds are looked for in the parent's
+// namespace (or, for a cluster-scoped parent, everywhere).
+func Prune(ctx context.Context, c client.Client, parent client.Object, sel labels.Selector, kinds []schema.GroupVersionKind, desired []Child, opts ...Option) (Result, error) {
+	if parent.GetUID() == "" {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, errNoUID, "prune children of", koperrors.ObjectOf(parent))
+	}
+	byKind := map[schema.GroupKind][]types.NamespacedName{}
+	for _, d := range desired {
+		byKind[d.GroupKind] = append(byKind[d.GroupKind], d.NamespacedName)
+	}
+	var res Result
+	var errs []error
+	for _, gvk := range kinds {
+		mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			errs = append(errs, koperrors.Wrap(err, "prune", koperrors.Object{GroupVersionKind: gvk}))
+			continue
+		}
+		s := scope.Cluster
+		if mapping.Scope.Name() == apimeta.RESTScopeNameNamespace {
+			s = scope.AllNamespaces
+			if ns := parent.GetNamespace(); ns != "" {
+				s = scope.Namespaced(ns)
+			}
+		}
+		keep := Any(NotControlledBy(parent.GetUID()), Desired(byKind[gvk.GroupKind()]...))
+		r, err := Collect(ctx, c, gvk, s, sel, keep, opts...)
+		res.merge(r)
+		errs = append(errs, err)
+	}
+	return res, koperrors.Join(errs...)
+}
+
+var errNoUID = koperrors.New("parent has no UID: it must be read from the API server")

@@ -1,0 +1,33 @@
+package e2e_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kopgo/kopgo/test/testkit"
+)
+
+var cluster *testkit.Cluster
+
+func TestMain(m *testing.M) {
+	testkit.Main(m, testkit.Options{Full: true, Nodes: 2}, func(c *testkit.Cluster) { cluster = c })
+}
+
+// eventually polls cond until it returns nil or the timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
+	defer cancel()
+	for {
+		err := cond(ctx)
+		if err == nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
