@@ -2,7 +2,6 @@ package gc
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/finalizers"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -158,40 +158,30 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 }
 
 // finishDeletion removes the caller's own finalizers from an object that is
-// being deleted and reports it as stuck if others remain.
+// being deleted (through [finalizers.RemoveAll], which never drops another
+// writer's) and reports it as stuck if others remain.
 func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
 	ref := refOf(obj)
-	for attempt := 0; ; attempt++ {
-		remaining := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
-			return slices.Contains(o.OwnedFinalizers, f)
-		})
-		if len(remaining) == len(obj.Finalizers) || o.DryRun {
-			break
-		}
-		patch, err := testAndSetFinalizers(obj.Finalizers, remaining)
+	owned := slices.DeleteFunc(slices.Clone(o.OwnedFinalizers), func(f string) bool { return !slices.Contains(obj.Finalizers, f) })
+	if len(owned) > 0 && !o.DryRun {
+		changed, err := finalizers.RemoveAll(ctx, c, obj, owned...)
 		if err != nil {
 			return err
 		}
-		err = c.Patch(ctx, obj, patch)
-		if err == nil {
-			res.FinalizersRemoved = append(res.FinalizersRemoved, ref)
-			break
-		}
-		if koperrors.IsNotFound(err) {
-			return nil
-		}
-		// The test failed: someone changed the finalizers. Read and retry.
-		if !koperrors.IsInvalid(err) || attempt >= 5 {
-			return koperrors.Wrap(err, "remove owned finalizers", ref.object())
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			if koperrors.IsNotFound(err) {
-				return nil
+		if !changed {
+			// Ours were listed but nothing changed: the object went away
+			// (RemoveAll treats that as success) or someone removed them.
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				if koperrors.IsNotFound(err) {
+					return nil
+				}
+				return koperrors.Wrap(err, "read finalizers", ref.object())
 			}
-			return koperrors.Wrap(err, "read finalizers", ref.object())
+		} else {
+			res.FinalizersRemoved = append(res.FinalizersRemoved, ref)
 		}
 		if obj.UID != ref.UID {
-			return nil
+			return nil // gone and re-created meanwhile
 		}
 	}
 	if foreign := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
@@ -200,25 +190,6 @@ func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObj
 		res.Stuck = append(res.Stuck, Stuck{Ref: ref, Finalizers: foreign})
 	}
 	return nil
-}
-
-// testAndSetFinalizers is a JSON patch that replaces the finalizers only if
-// they are still exactly what was read: other finalizer writers make it fail
-// instead of being overwritten.
-func testAndSetFinalizers(current, desired []string) (client.Patch, error) {
-	type op struct {
-		Op    string   `json:"op"`
-		Path  string   `json:"path"`
-		Value []string `json:"value"`
-	}
-	data, err := json.Marshal([]op{
-		{Op: "test", Path: "/metadata/finalizers", Value: current},
-		{Op: "add", Path: "/metadata/finalizers", Value: desired},
-	})
-	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Serialization, err, "encode finalizer patch", koperrors.Object{})
-	}
-	return client.RawPatch(types.JSONPatchType, data), nil
 }
 
 func refOf(obj *metav1.PartialObjectMetadata) Ref {
