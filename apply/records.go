@@ -1,0 +1,72 @@
+package apply
+
+import (
+	"container/list"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// record is what the Applier remembers of its last apply to one object.
+type record struct {
+	uid             types.UID
+	resourceVersion string
+	intent          [32]byte // hash of the intent as sent
+}
+
+// records is a bounded LRU map from object key to record.
+type records struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recent; values are keys
+	items map[string]*list.Element
+	recs  map[string]record
+}
+
+func newRecords(maxEntries int) *records {
+	return &records{max: maxEntries, order: list.New(), items: map[string]*list.Element{}, recs: map[string]record{}}
+}
+
+func (r *records) get(key string) (record, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rec, ok := r.recs[key]
+	if ok {
+		r.order.MoveToFront(r.items[key])
+	}
+	return rec, ok
+}
+
+func (r *records) put(key string, rec record) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if el, ok := r.items[key]; ok {
+		r.order.MoveToFront(el)
+	} else {
+		r.items[key] = r.order.PushFront(key)
+	}
+	r.recs[key] = rec
+	for r.order.Len() > r.max {
+		oldest := r.order.Back()
+		k := oldest.Value.(string)
+		r.order.Remove(oldest)
+		delete(r.items, k)
+		delete(r.recs, k)
+	}
+}
+
+func (r *records) forget(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if el, ok := r.items[key]; ok {
+		r.order.Remove(el)
+		delete(r.items, key)
+		delete(r.recs, key)
+	}
+}
+
+func (r *records) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.recs)
+}
