@@ -2,7 +2,6 @@ package apply_test
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -33,17 +32,9 @@ const owner = "kopgo-test"
 
 // counted returns a copy of the cluster config whose requests are counted.
 func counted() (*rest.Config, *atomic.Int64) {
-	var n atomic.Int64
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return rtFunc(func(r *http.Request) (*http.Response, error) { n.Add(1); return rt.RoundTrip(r) })
-	}
-	return cfg, &n
+	cfg, traffic := cluster.CountedConfig()
+	return cfg, &traffic.Requests
 }
-
-type rtFunc func(*http.Request) (*http.Response, error)
-
-func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func newApplier(t *testing.T, opts ...apply.ApplierOption) (*apply.Applier, *atomic.Int64) {
 	t.Helper()

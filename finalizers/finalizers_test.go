@@ -3,7 +3,6 @@ package finalizers_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,27 +32,16 @@ const ours = "kopgo.dev/cleanup"
 // countingClient is a client whose HTTP requests are counted.
 func countingClient(t *testing.T) (client.Client, *atomic.Int64) {
 	t.Helper()
-	var n atomic.Int64
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-			n.Add(1)
-			return rt.RoundTrip(r)
-		})
-	}
+	cfg, traffic := cluster.CountedConfig()
 	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The first use discovers the API; count only what comes after.
 	_ = c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "warm-up"}, &corev1.ConfigMap{})
-	n.Store(0)
-	return c, &n
+	traffic.Reset()
+	return c, &traffic.Requests
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func newConfigMap(t *testing.T, fins ...string) *corev1.ConfigMap {
 	t.Helper()

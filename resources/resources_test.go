@@ -2,8 +2,6 @@ package resources_test
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,7 +13,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -33,44 +30,16 @@ func TestMain(m *testing.M) {
 // countingClient counts requests and the bytes of responses.
 func countingClient(t *testing.T) (client.Client, *atomic.Int64, *atomic.Int64) {
 	t.Helper()
-	var n, bytes atomic.Int64
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return rtFunc(func(r *http.Request) (*http.Response, error) {
-			n.Add(1)
-			resp, err := rt.RoundTrip(r)
-			if err == nil {
-				resp.Body = countingBody{resp.Body, &bytes}
-			}
-			return resp, err
-		})
-	}
+	cfg, traffic := cluster.CountedConfig()
 	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = c.Get(t.Context(), client.ObjectKey{Namespace: "default", Name: "warm-up"}, &corev1.ConfigMap{})
 	_ = c.Get(t.Context(), client.ObjectKey{Name: "warm-up"}, &corev1.Namespace{})
-	n.Store(0)
-	bytes.Store(0)
-	return c, &n, &bytes
+	traffic.Reset()
+	return c, &traffic.Requests, &traffic.Bytes
 }
-
-// countingBody counts the bytes read from a response body.
-type countingBody struct {
-	io.ReadCloser
-	n *atomic.Int64
-}
-
-func (b countingBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	b.n.Add(int64(n))
-	return n, err
-}
-
-type rtFunc func(*http.Request) (*http.Response, error)
-
-func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func configMaps(t *testing.T, ns string, names ...string) {
 	t.Helper()

@@ -3,7 +3,6 @@ package status_test
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -50,21 +48,13 @@ func newWidget(t *testing.T) *Widget {
 
 func countingClient(t *testing.T) (client.Client, *atomic.Int64) {
 	t.Helper()
-	var n atomic.Int64
-	cfg := rest.CopyConfig(cluster.Config)
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
-		return rtFunc(func(r *http.Request) (*http.Response, error) { n.Add(1); return rt.RoundTrip(r) })
-	}
+	cfg, traffic := cluster.CountedConfig()
 	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c, &n
+	return c, &traffic.Requests
 }
-
-type rtFunc func(*http.Request) (*http.Response, error)
-
-func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // The same status patched 100 times: one write, then no request, no new
 // resourceVersion and no watch event.

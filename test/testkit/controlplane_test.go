@@ -183,3 +183,22 @@ func TestFailingComponentShowsItsLog(t *testing.T) {
 		t.Errorf("Start waited for its timeout instead of noticing the exit: %v", err)
 	}
 }
+
+func TestCountedConfigCountsTraffic(t *testing.T) {
+	cfg, traffic := cluster.CountedConfig()
+	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ns corev1.Namespace
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "default"}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	traffic.Reset()
+	if err := c.Get(t.Context(), client.ObjectKey{Name: "default"}, &ns); err != nil {
+		t.Fatal(err)
+	}
+	if n, b := traffic.Requests.Load(), traffic.Bytes.Load(); n != 1 || b == 0 {
+		t.Errorf("one Get counted as %d requests and %d bytes, want 1 and more than 0", n, b)
+	}
+}
