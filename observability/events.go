@@ -1,0 +1,108 @@
+package observability
+
+import (
+	"context"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
+)
+
+// Recorder emits events.k8s.io/v1 events about objects. Emitting never
+// fails and never blocks a reconcile: events are sent in the background,
+// and repeats of the same event are folded into one Event with a series
+// count by client-go's broadcaster.
+type Recorder interface {
+	// Normal records that something expected happened: reason is a
+	// CamelCase word ("Deployed"), action what was done ("Apply"), note a
+	// sentence for a person.
+	Normal(obj runtime.Object, reason, action, note string)
+	// Warning records something a person should look at.
+	Warning(obj runtime.Object, reason, action, note string)
+}
+
+// EventRecorder is the [Recorder] backed by the API server.
+type EventRecorder struct {
+	recorder    events.EventRecorder
+	broadcaster events.EventBroadcaster
+	stop        context.CancelFunc
+}
+
+// NewRecorder returns a Recorder that reports as controller through cfg,
+// resolving kinds with scheme. Call Shutdown to flush and stop it.
+func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, controller string) (*EventRecorder, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b := events.NewBroadcaster(&events.EventSinkImpl{Interface: cs.EventsV1()})
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.StartRecordingToSinkWithContext(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	return &EventRecorder{recorder: b.NewRecorder(scheme, controller), broadcaster: b, stop: cancel}, nil
+}
+
+// Normal implements [Recorder].
+func (r *EventRecorder) Normal(obj runtime.Object, reason, action, note string) {
+	r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, reason, action, "%s", note)
+}
+
+// Warning implements [Recorder].
+func (r *EventRecorder) Warning(obj runtime.Object, reason, action, note string) {
+	r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, action, "%s", note)
+}
+
+// Shutdown stops the recorder after sending what is queued.
+func (r *EventRecorder) Shutdown() {
+	r.broadcaster.Shutdown()
+	r.stop()
+}
+
+// Nop is a Recorder that records nothing: the default where none is given.
+type Nop struct{}
+
+// Normal implements [Recorder].
+func (Nop) Normal(runtime.Object, string, string, string) {}
+
+// Warning implements [Recorder].
+func (Nop) Warning(runtime.Object, string, string, string) {}
+
+// Event is one event a [FakeRecorder] received.
+type Event struct {
+	Type, Reason, Action, Note string
+	Object                     runtime.Object
+}
+
+// FakeRecorder keeps events in memory, for users' tests.
+type FakeRecorder struct {
+	mu     sync.Mutex
+	events []Event
+}
+
+// Normal implements [Recorder].
+func (f *FakeRecorder) Normal(obj runtime.Object, reason, action, note string) {
+	f.add(Event{Type: corev1.EventTypeNormal, Reason: reason, Action: action, Note: note, Object: obj})
+}
+
+// Warning implements [Recorder].
+func (f *FakeRecorder) Warning(obj runtime.Object, reason, action, note string) {
+	f.add(Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Note: note, Object: obj})
+}
+
+func (f *FakeRecorder) add(e Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
+}
+
+// Events returns the events received so far, oldest first.
+func (f *FakeRecorder) Events() []Event {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Event(nil), f.events...)
+}

@@ -1,0 +1,55 @@
+package observability
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// TracerName is the instrumentation scope of kopgo's spans.
+const TracerName = "github.com/kopgo/kopgo"
+
+// Tracer returns kopgo's tracer from tp, or a no-op tracer when tp is nil:
+// tracing costs nothing unless the user sets a TracerProvider.
+func Tracer(tp trace.TracerProvider) trace.Tracer {
+	if tp == nil {
+		tp = noop.NewTracerProvider()
+	}
+	return tp.Tracer(TracerName)
+}
+
+// StartReconcile starts the span of one reconcile with the object's kind,
+// namespace, name, uid and generation as attributes. End it with
+// [EndSpan].
+func StartReconcile(ctx context.Context, tracer trace.Tracer, controller, kind string, obj client.Object) (context.Context, trace.Span) {
+	attrs := []attribute.KeyValue{
+		attribute.String("kopgo.controller", controller),
+		attribute.String("k8s.object.kind", kind),
+		attribute.String("k8s.namespace.name", obj.GetNamespace()),
+		attribute.String("k8s.object.name", obj.GetName()),
+		attribute.String("k8s.object.uid", string(obj.GetUID())),
+		attribute.Int64("k8s.object.generation", obj.GetGeneration()),
+	}
+	return tracer.Start(ctx, "reconcile "+kind, trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
+}
+
+// StartSpan starts a child span of the span in ctx, from the same tracer
+// provider: helpers (apply, status, finalizers, gc) call it so that their
+// work shows under the reconcile's span, and cost nothing without one.
+func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
+	return trace.SpanFromContext(ctx).TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithAttributes(attrs...))
+}
+
+// EndSpan records the result (and err, if any) on span and ends it.
+func EndSpan(span trace.Span, result Result, err error) {
+	span.SetAttributes(attribute.String("kopgo.result", string(result)))
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
