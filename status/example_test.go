@@ -7,10 +7,11 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/status"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 func ExampleSetError() {
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 4}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 4}}
 	status.SetError(w, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size -1: must be positive")))
 	for _, c := range w.Status.Conditions {
 		fmt.Println(c.Type, c.Status, c.Reason, c.Message, c.ObservedGeneration)
@@ -21,7 +22,7 @@ func ExampleSetError() {
 }
 
 func ExampleMarkReady() {
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
 	status.MarkReconciling(w, "Progressing", "1/3 replicas ready")
 	fmt.Println(len(w.Status.Conditions), status.IsReady(w))
 	status.MarkReady(w, "Deployed", "3/3 replicas ready")

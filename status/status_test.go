@@ -19,27 +19,28 @@ import (
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
 	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, addWidget} {
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, widget.AddToScheme} {
 		if err := add(scheme); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 	}
-	testkit.Main(m, testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widgetCRD()}},
+	testkit.Main(m, testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widget.CRD()}},
 		func(c *testkit.Cluster) { cluster = c })
 }
 
 const owner = "widget-controller"
 
-func newWidget(t *testing.T) *Widget {
+func newWidget(t *testing.T) *widget.Widget {
 	t.Helper()
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace(t), Name: "w"}, Spec: WidgetSpec{Size: 1}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace(t), Name: "w"}, Spec: widget.WidgetSpec{Size: 1}}
 	if err := cluster.Client().Create(t.Context(), w); err != nil {
 		t.Fatal(err)
 	}
@@ -72,12 +73,12 @@ func TestPatchUnchangedSendsNothing(t *testing.T) {
 	if changed, err := p.Patch(t.Context(), c, w, owner); err != nil || !changed {
 		t.Fatalf("first Patch = %t, %v", changed, err)
 	}
-	var stored Widget
+	var stored widget.Widget
 	if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &stored); err != nil {
 		t.Fatal(err)
 	}
 	rv := stored.ResourceVersion
-	events, err := watcher.Watch(t.Context(), &WidgetList{}, client.InNamespace(w.Namespace),
+	events, err := watcher.Watch(t.Context(), &widget.WidgetList{}, client.InNamespace(w.Namespace),
 		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: rv}})
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestPatchUnchangedSendsNothing(t *testing.T) {
 
 	before := requests.Load()
 	for range 100 {
-		obj := stored.DeepCopyObject().(*Widget)
+		obj := stored.DeepCopyObject().(*widget.Widget)
 		p := status.NewPatcher(obj)
 		status.MarkReady(obj, "Deployed", "all good")
 		obj.Status.Phase = "Running"
@@ -119,25 +120,25 @@ func TestPatchKeepsFieldsTogether(t *testing.T) {
 	gen := w.Generation
 	steps := []struct {
 		name   string
-		change func(*Widget)
-		want   func(*testing.T, *Widget)
+		change func(*widget.Widget)
+		want   func(*testing.T, *widget.Widget)
 	}{
-		{"reconciling and a phase", func(w *Widget) {
+		{"reconciling and a phase", func(w *widget.Widget) {
 			status.MarkReconciling(w, "Progressing", "rolling out")
 			w.Status.Phase = "Pending"
-		}, func(t *testing.T, w *Widget) {
+		}, func(t *testing.T, w *widget.Widget) {
 			t.Helper()
 			if w.Status.Phase != "Pending" || status.Get(w, status.Reconciling) == nil || status.Get(w, status.Ready).Status != metav1.ConditionUnknown {
 				t.Errorf("status %+v", w.Status)
 			}
 		}},
-		{"only the phase", func(w *Widget) { w.Status.Phase = "Running" }, func(t *testing.T, w *Widget) {
+		{"only the phase", func(w *widget.Widget) { w.Status.Phase = "Running" }, func(t *testing.T, w *widget.Widget) {
 			t.Helper()
 			if w.Status.Phase != "Running" || status.Get(w, status.Reconciling) == nil {
 				t.Errorf("conditions dropped by a scalar change: %+v", w.Status)
 			}
 		}},
-		{"ready removes reconciling", func(w *Widget) { status.MarkReady(w, "Deployed", "") }, func(t *testing.T, w *Widget) {
+		{"ready removes reconciling", func(w *widget.Widget) { status.MarkReady(w, "Deployed", "") }, func(t *testing.T, w *widget.Widget) {
 			t.Helper()
 			if w.Status.Phase != "Running" || status.Get(w, status.Reconciling) != nil || !status.IsReady(w) {
 				t.Errorf("status %+v", w.Status)
@@ -150,7 +151,7 @@ func TestPatchKeepsFieldsTogether(t *testing.T) {
 		if _, err := p.Patch(t.Context(), c, w, owner); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
-		var got Widget
+		var got widget.Widget
 		if err := c.Get(t.Context(), client.ObjectKeyFromObject(w), &got); err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +164,7 @@ func TestPatchKeepsFieldsTogether(t *testing.T) {
 }
 
 func TestSetKeepsTransitionTimeAndOrder(t *testing.T) {
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Generation: 3}}
 	status.Set(w, metav1.Condition{Type: "Zeta", Status: metav1.ConditionTrue, Reason: "A"})
 	status.Set(w, metav1.Condition{Type: status.Stalled, Status: metav1.ConditionTrue, Reason: "A"})
 	status.Set(w, metav1.Condition{Type: "Alpha", Status: metav1.ConditionTrue, Reason: "A"})
@@ -196,7 +197,7 @@ func TestSetKeepsTransitionTimeAndOrder(t *testing.T) {
 }
 
 func TestSetErrorAndCurrency(t *testing.T) {
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Generation: 2}}
 	if status.IsCurrent(w) {
 		t.Error("current before anything was observed")
 	}
@@ -232,7 +233,7 @@ func TestSetErrorAndCurrency(t *testing.T) {
 }
 
 func TestPatchNeedsFieldOwner(t *testing.T) {
-	w := &Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "w"}}
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "w"}}
 	p := status.NewPatcher(w)
 	w.Status.Phase = "x"
 	if _, err := p.Patch(t.Context(), cluster.Client(), w, ""); !koperrors.IsInvalid(err) {

@@ -1,4 +1,4 @@
-package status_test
+package widget
 
 import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -7,30 +7,46 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// Widget is a small custom resource for the tests: a spec, a status with a
+// Widget is a small custom resource for tests: a spec, and a status with a
 // scalar, observedGeneration and conditions.
 type Widget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
-	Spec              WidgetSpec   `json:"spec,omitempty"`
-	Status            WidgetStatus `json:"status,omitempty"`
+	// Spec is the desired state.
+	Spec WidgetSpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	Status WidgetStatus `json:"status,omitempty"`
 }
 
-type WidgetSpec struct {
+// WidgetSpec is the desired state.
+type WidgetSpec struct { //nolint:revive // Kubernetes API types are named Kind, KindSpec, KindList
+	// Size is any number.
 	Size int64 `json:"size,omitempty"`
 }
 
-type WidgetStatus struct {
-	ObservedGeneration int64              `json:"observedGeneration,omitempty"`
-	Phase              string             `json:"phase,omitempty"`
-	Conditions         []metav1.Condition `json:"conditions,omitempty"`
+// WidgetStatus is the observed state.
+type WidgetStatus struct { //nolint:revive // Kubernetes API types are named Kind, KindSpec, KindList
+	// ObservedGeneration is the generation last handled.
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// Phase is a free-form scalar.
+	Phase string `json:"phase,omitempty"`
+	// Conditions are the kstatus conditions.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-func (w *Widget) GetConditions() []metav1.Condition  { return w.Status.Conditions }
-func (w *Widget) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
-func (w *Widget) GetObservedGeneration() int64       { return w.Status.ObservedGeneration }
-func (w *Widget) SetObservedGeneration(g int64)      { w.Status.ObservedGeneration = g }
+// GetConditions implements status.Getter.
+func (w *Widget) GetConditions() []metav1.Condition { return w.Status.Conditions }
 
+// SetConditions implements status.Setter.
+func (w *Widget) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
+
+// GetObservedGeneration returns status.observedGeneration.
+func (w *Widget) GetObservedGeneration() int64 { return w.Status.ObservedGeneration }
+
+// SetObservedGeneration sets status.observedGeneration.
+func (w *Widget) SetObservedGeneration(g int64) { w.Status.ObservedGeneration = g }
+
+// DeepCopyObject implements runtime.Object.
 func (w *Widget) DeepCopyObject() runtime.Object {
 	out := *w
 	w.DeepCopyInto(&out.ObjectMeta)
@@ -44,12 +60,15 @@ func (w *Widget) DeepCopyObject() runtime.Object {
 	return &out
 }
 
-type WidgetList struct {
+// WidgetList is a list of Widgets.
+type WidgetList struct { //nolint:revive // Kubernetes API types are named Kind, KindSpec, KindList
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []Widget `json:"items"`
+	// Items are the Widgets.
+	Items []Widget `json:"items"`
 }
 
+// DeepCopyObject implements runtime.Object.
 func (l *WidgetList) DeepCopyObject() runtime.Object {
 	out := &WidgetList{TypeMeta: l.TypeMeta}
 	l.DeepCopyInto(&out.ListMeta)
@@ -59,15 +78,19 @@ func (l *WidgetList) DeepCopyObject() runtime.Object {
 	return out
 }
 
-var widgetGV = schema.GroupVersion{Group: "test.kopgo.dev", Version: "v1"}
+// GroupVersion is the Widget API group and version.
+var GroupVersion = schema.GroupVersion{Group: "test.kopgo.dev", Version: "v1"}
 
-func addWidget(s *runtime.Scheme) error {
-	s.AddKnownTypes(widgetGV, &Widget{}, &WidgetList{})
-	metav1.AddToGroupVersion(s, widgetGV)
+// AddToScheme registers Widget and WidgetList.
+func AddToScheme(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
 
-func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
+// CRD is the Widget CustomResourceDefinition: namespaced, with a status
+// subresource and conditions as a list map keyed by type.
+func CRD() *apiextensionsv1.CustomResourceDefinition {
 	str := func(t string) apiextensionsv1.JSONSchemaProps { return apiextensionsv1.JSONSchemaProps{Type: t} }
 	condition := apiextensionsv1.JSONSchemaProps{Type: "object", Required: []string{"type", "status", "lastTransitionTime", "reason", "message"},
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
@@ -76,12 +99,12 @@ func widgetCRD() *apiextensionsv1.CustomResourceDefinition {
 		}}
 	mapKeys := "map"
 	return &apiextensionsv1.CustomResourceDefinition{
-		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + widgetGV.Group},
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + GroupVersion.Group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
-			Group: widgetGV.Group, Scope: apiextensionsv1.NamespaceScoped,
+			Group: GroupVersion.Group, Scope: apiextensionsv1.NamespaceScoped,
 			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
-				Name: widgetGV.Version, Served: true, Storage: true,
+				Name: GroupVersion.Version, Served: true, Storage: true,
 				Subresources: &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
 					Type: "object",
