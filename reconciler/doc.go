@@ -1,0 +1,65 @@
+// Package reconciler is kopgo's reconcile contract: implement
+// [Reconciler][T] for your custom resource, and the framework reads the
+// object, runs your code under a deadline with panics recovered, keeps
+// kstatus conditions, adds and removes its finalizer, and records metrics,
+// spans and events.
+//
+//	type WebApp struct{}
+//
+//	func (WebApp) Reconcile(ctx context.Context, app *v1.WebApp, env *reconciler.Env) error {
+//		res, err := applier.Apply(ctx, deploymentFor(app))
+//		if err != nil {
+//			return err
+//		}
+//		if res.Outcome == apply.Created {
+//			env.Recorder.Normal(app, "Created", "Apply", "Deployment created")
+//		}
+//		return nil
+//	}
+//
+// Run it with kopgo's controller.Builder, or inside an existing manager with
+// controller-runtime's builder: [New] returns a reconcile.Reconciler.
+//
+// # Why an Env beside the object
+//
+// The reconciler receives (ctx, obj, env): the object, read from the cache,
+// and an [Env] holding the cached client, an uncached reader, the event
+// recorder, the field owner and the scheme. This is the kube-rs and
+// java-operator-sdk shape rather than kubebuilder's habit of a reconciler
+// struct holding a client: the framework owns the wiring, so a reconciler
+// needs no constructor and no fields for plumbing (its struct is free for its
+// own dependencies), a test passes a different Env without building a
+// manager, and nothing is global or injected by reflection.
+//
+// # Results
+//
+//   - nil: done. Ready=True (unless the reconciler set conditions itself),
+//     observedGeneration stamped.
+//   - koperrors.Terminal(err): no retry until the object changes;
+//     Stalled=True and Ready=False with the error's kind as reason; a
+//     Warning event.
+//   - koperrors.RequeueAfter(nil, d): come back after d; nothing failed.
+//   - koperrors.RequeueAfter(err, d): failed, retry after d.
+//   - A 409 Conflict: retried at once, not logged as an error, not counted
+//     as one.
+//   - Any other error: Ready=False, Reconciling=True, retried with
+//     controller-runtime's exponential backoff, or per the [ErrorPolicy]
+//     hook ([FixedRequeue] for a fixed delay).
+//   - A panic: recovered, logged with its stack, counted, and that object's
+//     error; other objects are not affected.
+//   - Past [Options.Timeout]: the reconcile's context is cancelled; the
+//     reconcile counts as a Timeout error, and the [Options.StatusWindow]
+//     after it is used to say so in Ready=False.
+//
+// Status is written through status.Patcher: once, only when it changed, so
+// status writes never feed an endless loop. Objects whose type does not
+// implement status.Setter get no status handling.
+//
+// # Cleanup on deletion
+//
+// A Reconciler that also implements [Finalizer] gets its finalizer
+// ("kopgo.dev/<controller>" unless [WithFinalizerName]) added before its
+// first Reconcile; when the object is deleted, Cleanup runs, and once it
+// returns nil only that finalizer is removed. A failing Cleanup is retried
+// with backoff and reported in status and events.
+package reconciler

@@ -1,0 +1,321 @@
+package reconciler_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
+	"github.com/kopgo/kopgo/status"
+	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
+)
+
+var cluster *testkit.Cluster
+
+func TestMain(m *testing.M) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, widget.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	testkit.Main(m, testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widget.CRD()}},
+		func(c *testkit.Cluster) { cluster = c })
+}
+
+// harness runs an Adapter against one Widget with fresh metrics and a fake
+// recorder.
+type harness struct {
+	t       *testing.T
+	w       *widget.Widget
+	adapter *reconciler.Adapter[*widget.Widget]
+	reg     *prometheus.Registry
+	events  *observability.FakeRecorder
+}
+
+func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...reconciler.Option) *harness {
+	t.Helper()
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace(t), Name: "w"}, Spec: widget.WidgetSpec{Size: 1}}
+	if err := cluster.Client().Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, err := observability.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := &observability.FakeRecorder{}
+	env := &reconciler.Env{Client: cluster.Client(), Reader: cluster.Client(), Recorder: events, FieldOwner: "test-controller", Scheme: cluster.Scheme()}
+	a, err := reconciler.New[*widget.Widget]("widgets", env, r, append([]reconciler.Option{reconciler.WithMetrics(m)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, w: w, adapter: a, reg: reg, events: events}
+}
+
+func (h *harness) reconcile() (reconcile.Result, error) {
+	h.t.Helper()
+	return h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
+}
+
+func (h *harness) get() *widget.Widget {
+	h.t.Helper()
+	var got widget.Widget
+	if err := cluster.Client().Get(h.t.Context(), client.ObjectKeyFromObject(h.w), &got); err != nil {
+		h.t.Fatal(err)
+	}
+	return &got
+}
+
+func (h *harness) count(result string) float64 {
+	return testutil.ToFloat64(mustCounter(h.reg, "kopgo_reconcile_total", "result", result))
+}
+
+func (h *harness) errorsOfKind(kind string) float64 {
+	return testutil.ToFloat64(mustCounter(h.reg, "kopgo_reconcile_errors_total", "kind", kind))
+}
+
+func mustCounter(reg *prometheus.Registry, name, label, value string) prometheus.Collector {
+	return counterValue{reg: reg, name: name, label: label, value: value}
+}
+
+func condition(w *widget.Widget, t string) string {
+	c := status.Get(w, t)
+	if c == nil {
+		return "-"
+	}
+	return string(c.Status) + "/" + c.Reason
+}
+
+func TestSuccessMarksReadyAndObservedGeneration(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+		calls.Add(1)
+		return nil
+	}))
+	res, err := h.reconcile()
+	if err != nil || res != (reconcile.Result{}) {
+		t.Fatalf("Reconcile = %+v, %v", res, err)
+	}
+	got := h.get()
+	if !status.IsReady(got) || got.Status.ObservedGeneration != got.Generation {
+		t.Errorf("status %+v, want Ready and observedGeneration %d", got.Status, got.Generation)
+	}
+	rv := got.ResourceVersion
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.get(); got.ResourceVersion != rv {
+		t.Error("a second identical reconcile wrote status again")
+	}
+	if calls.Load() != 2 || h.count("success") != 2 {
+		t.Errorf("calls %d, success metric %v", calls.Load(), h.count("success"))
+	}
+}
+
+func TestGoneObjectIsSkipped(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+		calls.Add(1)
+		return nil
+	}))
+	res, err := h.adapter.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.w.Namespace, Name: "missing"}})
+	if err != nil || res != (reconcile.Result{}) || calls.Load() != 0 {
+		t.Errorf("Reconcile of a missing object = %+v, %v, %d calls", res, err, calls.Load())
+	}
+}
+
+func TestErrorsAndMarkers(t *testing.T) {
+	tests := []struct {
+		name        string
+		err         error
+		wantResult  string
+		wantRequeue time.Duration
+		wantErr     bool
+		ready       string
+		stalled     string
+		errorKind   string
+	}{
+		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", 0, true, "False/Unavailable", "-", "Unavailable"},
+		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", 0, false, "False/Invalid", "True/Invalid", "Invalid"},
+		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", 30 * time.Second, false, "-", "-", ""},
+		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", time.Minute, false, "False/Internal", "-", "Internal"},
+		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", 50 * time.Millisecond, false, "-", "-", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error { return tt.err }))
+			res, err := h.reconcile()
+			if (err != nil) != tt.wantErr || res.RequeueAfter != tt.wantRequeue {
+				t.Errorf("Reconcile = %+v, %v; want requeueAfter %s, error %t", res, err, tt.wantRequeue, tt.wantErr)
+			}
+			got := h.get()
+			if condition(got, status.Ready) != tt.ready || condition(got, status.Stalled) != tt.stalled {
+				t.Errorf("Ready %s Stalled %s, want %s and %s", condition(got, status.Ready), condition(got, status.Stalled), tt.ready, tt.stalled)
+			}
+			if h.count(tt.wantResult) != 1 {
+				t.Errorf("kopgo_reconcile_total{result=%q} = %v, want 1", tt.wantResult, h.count(tt.wantResult))
+			}
+			if tt.errorKind != "" && h.errorsOfKind(tt.errorKind) != 1 {
+				t.Errorf("kopgo_reconcile_errors_total{kind=%q} = %v, want 1", tt.errorKind, h.errorsOfKind(tt.errorKind))
+			}
+			if tt.wantResult == "conflict" && (h.errorsOfKind("Conflict") != 0 || len(h.events.Events()) != 0) {
+				t.Error("a conflict was counted as an error or reported as an event")
+			}
+		})
+	}
+}
+
+func TestPanicIsRecovered(t *testing.T) {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+		panic(fmt.Sprintf("bug handling %s", w.Name))
+	}))
+	_, err := h.reconcile()
+	if err == nil || !strings.Contains(err.Error(), "panicked") {
+		t.Fatalf("Reconcile = %v, want the panic as an error", err)
+	}
+	if c := status.Get(h.get(), status.Ready); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "panicked") {
+		t.Errorf("Ready = %+v", c)
+	}
+	if h.count("panic") != 1 || h.errorsOfKind("Internal") != 1 {
+		t.Errorf("panic metrics: result %v, errors %v", h.count("panic"), h.errorsOfKind("Internal"))
+	}
+}
+
+// A reconcile that runs past its deadline is cut, counted as a timeout
+// error, and Ready=False says so, written in the window after the deadline.
+func TestTimeoutIsReportedInStatus(t *testing.T) {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}), reconciler.WithTimeout(200*time.Millisecond))
+	_, err := h.reconcile()
+	if !koperrors.IsTimeout(err) {
+		t.Fatalf("Reconcile = %v, want a Timeout error", err)
+	}
+	c := status.Get(h.get(), status.Ready)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Timeout" || !strings.Contains(c.Message, "did not finish within 200ms") {
+		t.Errorf("Ready = %+v", c)
+	}
+	if h.count("timeout") != 1 || h.count("success") != 0 || h.errorsOfKind("Timeout") != 1 {
+		t.Error("a timeout was not counted as a timeout error")
+	}
+}
+
+// cleaner implements the Finalizer hook.
+type cleaner struct {
+	reconciles, cleanups atomic.Int32
+	failCleanup          atomic.Bool
+}
+
+func (c *cleaner) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
+	c.reconciles.Add(1)
+	return nil
+}
+
+func (c *cleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) error {
+	c.cleanups.Add(1)
+	if c.failCleanup.Load() {
+		return koperrors.Errorf(koperrors.Unavailable, "external system down")
+	}
+	return nil
+}
+
+func TestFinalizerProtocol(t *testing.T) {
+	r := &cleaner{}
+	h := newHarness(t, r)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got := h.get()
+	if len(got.Finalizers) != 1 || got.Finalizers[0] != "kopgo.dev/widgets" {
+		t.Fatalf("finalizers %v, want ours added before the first reconcile", got.Finalizers)
+	}
+	// Another controller's finalizer must survive our cleanup.
+	got.Finalizers = append(got.Finalizers, "other.io/keep")
+	if err := cluster.Client().Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client().Delete(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+
+	r.failCleanup.Store(true)
+	if _, err := h.reconcile(); err == nil {
+		t.Fatal("a failing cleanup returned no error")
+	}
+	if c := status.Get(h.get(), status.Ready); c == nil || c.Reason != "Unavailable" {
+		t.Errorf("failing cleanup not reported in status: %+v", c)
+	}
+
+	r.failCleanup.Store(false)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got = h.get()
+	if len(got.Finalizers) != 1 || got.Finalizers[0] != "other.io/keep" {
+		t.Errorf("finalizers after cleanup %v, want only other.io/keep", got.Finalizers)
+	}
+	if r.cleanups.Load() != 2 || r.reconciles.Load() != 1 {
+		t.Errorf("cleanups %d reconciles %d, want 2 and 1", r.cleanups.Load(), r.reconciles.Load())
+	}
+	got.Finalizers = nil
+	if err := cluster.Client().Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixed uses the FixedRequeue error policy.
+type fixed struct {
+	reconciler.FixedRequeue[*widget.Widget]
+}
+
+func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
+	return errors.New("always failing")
+}
+
+func TestFixedRequeuePolicy(t *testing.T) {
+	h := newHarness(t, fixed{reconciler.FixedRequeue[*widget.Widget]{After: 30 * time.Second}})
+	res, err := h.reconcile()
+	if err != nil || res.RequeueAfter != 30*time.Second {
+		t.Errorf("Reconcile = %+v, %v; want a fixed 30s requeue and no backoff error", res, err)
+	}
+	if h.count("error") != 1 {
+		t.Error("a policy-handled failure is still an error in metrics")
+	}
+}
+
+func TestNewRejectsMistakes(t *testing.T) {
+	env := &reconciler.Env{Client: cluster.Client(), Scheme: cluster.Scheme()}
+	if _, err := reconciler.New[*widget.Widget]("x", env, nil); !koperrors.IsConfig(err) {
+		t.Errorf("nil reconciler: %v", err)
+	}
+	if _, err := reconciler.New[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); !koperrors.IsConfig(err) {
+		t.Errorf("nil env: %v", err)
+	}
+	empty := &reconciler.Env{Client: cluster.Client(), Scheme: runtime.NewScheme()}
+	if _, err := reconciler.New[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); !koperrors.IsConfig(err) {
+		t.Errorf("kind not in scheme: %v", err)
+	}
+}
