@@ -1,0 +1,338 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"reflect"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
+)
+
+// Builder wires a [reconciler.Reconciler] into a controller: watches,
+// concurrency, timeouts, and, when it builds its own manager ([Builder.Run]),
+// probes, metrics, leader election and graceful shutdown. Every method is
+// optional; mistakes are recorded and returned by Run or Setup, never
+// panicked.
+type Builder[T client.Object] struct {
+	name   string
+	r      reconciler.Reconciler[T]
+	errs   []error
+	config *rest.Config
+	scheme *runtime.Scheme
+
+	healthPort, metricsPort int
+	metricsOptions          func(*metricsserver.Options)
+	gracefulShutdown        time.Duration
+	leaderNamespace         string
+	leaderName              string
+	lease, renew, retry     time.Duration
+
+	timeout     time.Duration
+	concurrency int
+	owns        []client.Object
+	watches     []watch
+	raw         []func(*builder.Builder)
+	selector    labels.Selector
+	fieldOwner  string
+	recorder    observability.Recorder
+	tracer      trace.TracerProvider
+}
+
+type watch struct {
+	obj    client.Object
+	mapper handler.MapFunc
+}
+
+// New starts a Builder for controller name running r on objects of type T.
+func New[T client.Object](name string, r reconciler.Reconciler[T]) *Builder[T] {
+	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1}
+	if name == "" {
+		b.errs = append(b.errs, fmt.Errorf("controller name is empty"))
+	}
+	if r == nil || (reflect.ValueOf(r).Kind() == reflect.Pointer && reflect.ValueOf(r).IsNil()) {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: reconciler is nil", name))
+	}
+	return b
+}
+
+// Config sets the REST config Run connects with. Default: the kubeconfig
+// (KUBECONFIG, ~/.kube/config) or the in-cluster configuration.
+func (b *Builder[T]) Config(cfg *rest.Config) *Builder[T] { b.config = cfg; return b }
+
+// Scheme sets the scheme of Run's manager. Default: client-go's scheme.
+func (b *Builder[T]) Scheme(s *runtime.Scheme) *Builder[T] { b.scheme = s; return b }
+
+// HealthPort serves /healthz (liveness) and /readyz (readiness: caches
+// synced and the API server reachable) on port; 0 picks a free port.
+func (b *Builder[T]) HealthPort(port int) *Builder[T] { b.healthPort = port; return b }
+
+// MetricsPort serves Prometheus /metrics (controller-runtime's and kopgo's
+// series) on port. opts may turn on TLS and authn/authz, e.g.
+// o.SecureServing = true; o.FilterProvider = filters.WithAuthenticationAndAuthorization.
+func (b *Builder[T]) MetricsPort(port int, opts ...func(*metricsserver.Options)) *Builder[T] {
+	b.metricsPort = port
+	for _, o := range opts {
+		prev := b.metricsOptions
+		b.metricsOptions = func(m *metricsserver.Options) {
+			if prev != nil {
+				prev(m)
+			}
+			o(m)
+		}
+	}
+	return b
+}
+
+// GracefulShutdown lets in-flight reconciles finish for up to d after the
+// context ends (SIGTERM, Ctrl-C), then releases the leader lease.
+func (b *Builder[T]) GracefulShutdown(d time.Duration) *Builder[T] { b.gracefulShutdown = d; return b }
+
+// LeaderElection runs only one active replica, holding the Lease
+// namespace/name.
+func (b *Builder[T]) LeaderElection(namespace, name string) *Builder[T] {
+	b.leaderNamespace, b.leaderName = namespace, name
+	return b
+}
+
+// LeaderElectionTimings sets the lease duration, renew deadline and retry
+// period (controller-runtime's defaults: 15s, 10s, 2s).
+func (b *Builder[T]) LeaderElectionTimings(lease, renew, retry time.Duration) *Builder[T] {
+	b.lease, b.renew, b.retry = lease, renew, retry
+	return b
+}
+
+// ReconcileTimeout gives each reconcile a deadline; a short window after it
+// remains to record the failure in status.
+func (b *Builder[T]) ReconcileTimeout(d time.Duration) *Builder[T] { b.timeout = d; return b }
+
+// Concurrency reconciles up to n objects at once (never one object twice at
+// once). Default 1.
+func (b *Builder[T]) Concurrency(n int) *Builder[T] {
+	if n < 1 {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: concurrency %d: must be at least 1", b.name, n))
+	}
+	b.concurrency = n
+	return b
+}
+
+// Owns watches objects of obj's type and reconciles their controller owner.
+func (b *Builder[T]) Owns(obj client.Object) *Builder[T] { b.owns = append(b.owns, obj); return b }
+
+// Watch watches objects of obj's type and reconciles what mapper returns,
+// such as owners.LabelMapper(label). Several watches compose.
+func (b *Builder[T]) Watch(obj client.Object, mapper handler.MapFunc) *Builder[T] {
+	if mapper == nil {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: watch of %T has a nil mapper", b.name, obj))
+	}
+	b.watches = append(b.watches, watch{obj: obj, mapper: mapper})
+	return b
+}
+
+// WithWatches gives access to controller-runtime's builder for anything this
+// Builder does not offer.
+func (b *Builder[T]) WithWatches(f func(*builder.Builder)) *Builder[T] {
+	b.raw = append(b.raw, f)
+	return b
+}
+
+// LabelSelector limits the primary watch to matching objects. With Run it
+// filters in the cache (objects outside it are never listed or held); with
+// Setup the manager's cache already exists, so it is a predicate.
+func (b *Builder[T]) LabelSelector(selector string) *Builder[T] {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: label selector %q: %w", b.name, selector, err))
+		return b
+	}
+	b.selector = sel
+	return b
+}
+
+// FieldOwner sets the field manager name (default: the controller name).
+func (b *Builder[T]) FieldOwner(name string) *Builder[T] { b.fieldOwner = name; return b }
+
+// Recorder sets the event recorder (default: one sending events.k8s.io/v1
+// events as the controller).
+func (b *Builder[T]) Recorder(r observability.Recorder) *Builder[T] { b.recorder = r; return b }
+
+// TracerProvider traces reconciles with tp (default: no tracing).
+func (b *Builder[T]) TracerProvider(tp trace.TracerProvider) *Builder[T] { b.tracer = tp; return b }
+
+func (b *Builder[T]) err() error {
+	if b.healthPort > 0 && b.healthPort == b.metricsPort {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: health and metrics both on port %d", b.name, b.healthPort))
+	}
+	if len(b.errs) == 0 {
+		return nil
+	}
+	return koperrors.WrapKind(koperrors.Config, koperrors.Join(b.errs...), "build controller", koperrors.Object{})
+}
+
+// Setup adds the controller to an existing manager.
+func (b *Builder[T]) Setup(mgr manager.Manager) error {
+	if err := b.err(); err != nil {
+		return err
+	}
+	recorder := b.recorder
+	if recorder == nil {
+		r, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), b.name)
+		if err != nil {
+			return koperrors.Wrap(err, "create event recorder", koperrors.Object{})
+		}
+		recorder = r
+	}
+	env := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder)
+	opts := []reconciler.Option{reconciler.WithTimeout(b.timeout)}
+	if b.tracer != nil {
+		opts = append(opts, reconciler.WithTracerProvider(b.tracer))
+	}
+	adapter, err := reconciler.New(b.name, env, b.r, opts...)
+	if err != nil {
+		return err
+	}
+	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	var forOpts []builder.ForOption
+	if b.selector != nil {
+		sel := b.selector
+		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return sel.Matches(labels.Set(o.GetLabels()))
+		})))
+	}
+	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).
+		WithOptions(crcontroller.Options{MaxConcurrentReconciles: max(b.concurrency, 1)})
+	for _, o := range b.owns {
+		bld = bld.Owns(o)
+	}
+	for _, w := range b.watches {
+		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))
+	}
+	for _, f := range b.raw {
+		f(bld)
+	}
+	return bld.Complete(adapter)
+}
+
+// Run builds a manager (from Config, or the kubeconfig or in-cluster
+// configuration), adds the controller and blocks until ctx ends and
+// shutdown finishes.
+func (b *Builder[T]) Run(ctx context.Context) error {
+	if err := b.err(); err != nil {
+		return err
+	}
+	cfg := b.config
+	if cfg == nil {
+		var err error
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, "load kubeconfig", koperrors.Object{})
+		}
+	}
+	scheme := b.scheme
+	if scheme == nil {
+		scheme = clientgoscheme.Scheme
+	}
+	opts := manager.Options{
+		Scheme:                        scheme,
+		Metrics:                       metricsserver.Options{BindAddress: addr(b.metricsPort)},
+		HealthProbeBindAddress:        addr(b.healthPort),
+		LeaderElection:                b.leaderName != "",
+		LeaderElectionNamespace:       b.leaderNamespace,
+		LeaderElectionID:              b.leaderName,
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if b.metricsOptions != nil {
+		b.metricsOptions(&opts.Metrics)
+	}
+	if b.gracefulShutdown > 0 {
+		opts.GracefulShutdownTimeout = &b.gracefulShutdown
+	}
+	if b.lease > 0 {
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &b.lease, &b.renew, &b.retry
+	}
+	if b.selector != nil {
+		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		opts.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{proto: {Label: b.selector}}}
+	}
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return koperrors.Wrap(err, "create manager", koperrors.Object{})
+	}
+	if b.healthPort >= 0 {
+		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+			return err
+		}
+		if err := mgr.AddReadyzCheck("kopgo", readiness(mgr)); err != nil {
+			return err
+		}
+	}
+	if err := b.Setup(mgr); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// readiness is ready once the manager's caches synced, and while the API
+// server answers (a controller cut off from it is not doing its job).
+func readiness(mgr manager.Manager) healthz.Checker {
+	var synced atomic.Bool
+	_ = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		synced.Store(mgr.GetCache().WaitForCacheSync(ctx))
+		return nil
+	}))
+	hc, err := rest.HTTPClientFor(mgr.GetConfig())
+	host := mgr.GetConfig().Host
+	return func(req *http.Request) error {
+		if !synced.Load() {
+			return fmt.Errorf("caches not synced")
+		}
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
+		defer cancel()
+		r, rerr := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
+		if rerr != nil {
+			return rerr
+		}
+		resp, rerr := hc.Do(r)
+		if rerr != nil {
+			return fmt.Errorf("API server unreachable: %w", rerr)
+		}
+		_ = resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("API server not ready: %s", resp.Status)
+		}
+		return nil
+	}
+}
+
+// addr turns a port into a bind address: -1 is off ("0" to
+// controller-runtime), 0 picks a free port.
+func addr(port int) string {
+	if port < 0 {
+		return "0"
+	}
+	return net.JoinHostPort("", strconv.Itoa(port))
+}

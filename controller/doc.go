@@ -1,0 +1,41 @@
+// Package controller is kopgo's controller Builder: it wires a
+// reconciler.Reconciler into controller-runtime, either in a manager it
+// builds and runs itself ([Builder.Run]) or in an existing one
+// ([Builder.Setup]).
+//
+// Import it as kopcontroller, since controller-runtime has a controller
+// package too; kopgo's own code does:
+//
+//	import kopcontroller "github.com/kopgo/kopgo/controller"
+//
+//	err := kopcontroller.New[*v1.WebApp]("webapp", &WebAppReconciler{}).
+//		Scheme(scheme).
+//		HealthPort(8081).
+//		MetricsPort(8080).
+//		LeaderElection("webapp-system", "webapp-leader").
+//		GracefulShutdown(30 * time.Second).
+//		ReconcileTimeout(time.Minute).
+//		Concurrency(4).
+//		Owns(&appsv1.Deployment{}).
+//		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/webapp")).
+//		Run(ctx)
+//
+// # What Run wires
+//
+//   - /healthz and /readyz on [Builder.HealthPort]: ready once the caches
+//     synced, and unready while the API server does not answer.
+//   - /metrics on [Builder.MetricsPort], with controller-runtime's series and
+//     kopgo's (see the observability package); TLS and authn/authz through
+//     controller-runtime's metrics server options.
+//   - Lease-based leader election, released on shutdown so that a successor
+//     takes over at once instead of after the lease expires.
+//   - Graceful shutdown: when ctx ends (SIGTERM via ctrl.SetupSignalHandler),
+//     no new work starts and in-flight reconciles get the grace period.
+//
+// # Mistakes
+//
+// A nil reconciler, an invalid label selector, a concurrency below 1, the
+// same port for health and metrics: each is recorded when the method is
+// called and returned, joined, by Run or Setup as an error of Kind Config.
+// The Builder never panics.
+package controller
