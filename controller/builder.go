@@ -56,6 +56,7 @@ type Builder[T client.Object] struct {
 	watches     []watch
 	raw         []func(*builder.Builder)
 	selector    labels.Selector
+	watcher     *cache.ByObject
 	fieldOwner  string
 	recorder    observability.Recorder
 	tracer      trace.TracerProvider
@@ -171,6 +172,13 @@ func (b *Builder[T]) LabelSelector(selector string) *Builder[T] {
 	return b
 }
 
+// WatcherConfig replaces the cache configuration of the primary watch
+// (label and field selectors, namespaces, a transform that strips fields
+// before caching), as koprs' watcher_config does. It needs Run: an existing
+// manager's cache is configured when the manager is made, so Setup returns
+// an error if it is set. LabelSelector, if also given, sets the label part.
+func (b *Builder[T]) WatcherConfig(cfg cache.ByObject) *Builder[T] { b.watcher = &cfg; return b }
+
 // FieldOwner sets the field manager name (default: the controller name).
 func (b *Builder[T]) FieldOwner(name string) *Builder[T] { b.fieldOwner = name; return b }
 
@@ -193,6 +201,13 @@ func (b *Builder[T]) err() error {
 
 // Setup adds the controller to an existing manager.
 func (b *Builder[T]) Setup(mgr manager.Manager) error {
+	return b.setup(mgr, false)
+}
+
+func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
+	if b.watcher != nil && !ownManager {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: WatcherConfig needs Run; configure the manager's cache yourself with Setup", b.name))
+	}
 	if err := b.err(); err != nil {
 		return err
 	}
@@ -271,9 +286,16 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	if b.lease > 0 {
 		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &b.lease, &b.renew, &b.retry
 	}
-	if b.selector != nil {
+	if b.selector != nil || b.watcher != nil {
+		var byObject cache.ByObject
+		if b.watcher != nil {
+			byObject = *b.watcher
+		}
+		if b.selector != nil {
+			byObject.Label = b.selector
+		}
 		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		opts.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{proto: {Label: b.selector}}}
+		opts.Cache = cache.Options{ByObject: map[client.Object]cache.ByObject{proto: byObject}}
 	}
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
@@ -287,7 +309,7 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if err := b.Setup(mgr); err != nil {
+	if err := b.setup(mgr, true); err != nil {
 		return err
 	}
 	return mgr.Start(ctx)

@@ -3,13 +3,17 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -162,4 +166,38 @@ func TestReconcileTimeout(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// WatcherConfig's field selector limits the primary watch in the cache.
+func TestWatcherConfig(t *testing.T) {
+	ns := cluster.Namespace(t)
+	var seen sync.Map
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+		seen.Store(w.Name, true)
+		return nil
+	})
+	run(t, kopcontroller.New[*widget.Widget]("widgets-watcher", r).
+		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+		WatcherConfig(cache.ByObject{Field: fields.OneTermEqualSelector("metadata.namespace", ns)}).
+		LabelSelector("pick=yes"))
+	for _, w := range []struct{ name, pick string }{{"picked", "yes"}, {"skipped", "no"}} {
+		obj := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: w.name, Labels: map[string]string{"pick": w.pick}}}
+		if err := cluster.Client().Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "the selected widget reconciled", func() error {
+		if _, ok := seen.Load("picked"); !ok {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	time.Sleep(300 * time.Millisecond)
+	if _, ok := seen.Load("skipped"); ok {
+		t.Error("a widget outside the label selector was reconciled")
+	}
+	err := kopcontroller.New[*widget.Widget]("widgets-watcher-setup", r).WatcherConfig(cache.ByObject{}).Setup(nil)
+	if err == nil || !strings.Contains(err.Error(), "WatcherConfig needs Run") {
+		t.Errorf("Setup with WatcherConfig = %v", err)
+	}
 }
