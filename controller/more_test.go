@@ -16,6 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
@@ -200,4 +202,41 @@ func TestWatcherConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "WatcherConfig needs Run") {
 		t.Errorf("Setup with WatcherConfig = %v", err)
 	}
+}
+
+// Setup adds the controller to a manager the caller built and runs.
+func TestSetupInExistingManager(t *testing.T) {
+	ns := cluster.Namespace(t)
+	mgr, err := manager.New(cluster.Config, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reconciles atomic.Int32
+	if err := kopcontroller.New[*widget.Widget]("widgets-setup", childMaker(&reconciles)).
+		Recorder(observability.Nop{}).LabelSelector("setup=" + ns).Setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w", Labels: map[string]string{"setup": ns}}}
+	if err := cluster.Client().Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "reconciled by the Setup controller", func() error {
+		var got widget.Widget
+		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &got); err != nil {
+			return err
+		}
+		if !status.IsReady(&got) {
+			return fmt.Errorf("not ready")
+		}
+		return nil
+	})
 }
