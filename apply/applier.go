@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 
+	"go.opentelemetry.io/otel/attribute"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
 )
 
 // Result is what an apply did.
@@ -39,6 +41,8 @@ type Applier struct {
 	scheme     *runtime.Scheme
 	cache      client.Reader
 	records    *records
+	metrics    *observability.Metrics
+	controller string
 }
 
 // New returns an Applier that sends its requests with cfg under fieldOwner.
@@ -65,7 +69,10 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	if err != nil {
 		return nil, koperrors.Wrap(err, "create apply client", koperrors.Object{})
 	}
-	return &Applier{client: cl, fieldOwner: fieldOwner, scheme: c.scheme, cache: c.cache, records: newRecords(max(c.maxRecords, 1))}, nil
+	return &Applier{
+		client: cl, fieldOwner: fieldOwner, scheme: c.scheme, cache: c.cache, records: newRecords(max(c.maxRecords, 1)),
+		metrics: c.metrics, controller: c.controller,
+	}, nil
 }
 
 // FieldOwner returns the field manager name the Applier applies as.
@@ -77,16 +84,25 @@ func (a *Applier) FieldOwner() string { return a.fieldOwner }
 // owns). Problems visible locally (no kind, no name, a kind the server does
 // not serve, a namespace where the kind has none or none where it needs one)
 // are errors of Kind Invalid and send nothing.
-func (a *Applier) Apply(ctx context.Context, obj any, opts ...Option) (Result, error) {
+func (a *Applier) Apply(ctx context.Context, obj any, opts ...Option) (res Result, err error) {
 	var o Options
 	for _, opt := range opts {
 		opt.ApplyToOptions(&o)
 	}
+	ctx, span := observability.StartSpan(ctx, "apply")
+	defer func() {
+		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
+		if err == nil && !o.DryRun && a.metrics != nil {
+			a.metrics.RecordApply(a.controller, res.Outcome.String())
+		}
+		observability.EndSpan(span, "", err)
+	}()
 	u, err := toIntent(obj, a.scheme)
 	if err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", describe(obj))
 	}
 	ref := koperrors.Object{GroupVersionKind: u.GroupVersionKind(), Namespace: u.GetNamespace(), Name: u.GetName()}
+	span.SetAttributes(attribute.String("k8s.object.kind", ref.Kind), attribute.String("k8s.namespace.name", ref.Namespace), attribute.String("k8s.object.name", ref.Name))
 	if err := a.validate(u); err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
 	}
@@ -131,7 +147,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...Option) (Result, e
 	if err := a.client.Apply(context.WithValue(ctx, statusKey{}, code), client.ApplyConfigurationFromUnstructured(u), applyOpts...); err != nil {
 		return Result{Requests: 1}, koperrors.WrapKind(kindOfApplyError(err), err, "apply", ref)
 	}
-	res := Result{Object: u, Requests: 1}
+	res = Result{Object: u, Requests: 1}
 	switch {
 	case *code == http.StatusCreated:
 		res.Outcome = Created

@@ -3,6 +3,8 @@ package apply
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/observability"
 )
 
 // ApplierOption configures an [Applier].
@@ -12,6 +14,8 @@ type config struct {
 	scheme     *runtime.Scheme
 	cache      client.Reader
 	maxRecords int
+	metrics    *observability.Metrics
+	controller string
 }
 
 // WithScheme sets the scheme that maps typed objects to kinds. Default:
@@ -22,6 +26,12 @@ func WithScheme(s *runtime.Scheme) ApplierOption { return func(c *config) { c.sc
 // (a manager's cache or cached client). With it, applying an intent that was
 // already applied to an object nobody changed since sends nothing.
 func WithCache(r client.Reader) ApplierOption { return func(c *config) { c.cache = r } }
+
+// WithMetrics counts every apply's outcome (dry runs excepted) in kopgo_apply_total under the
+// controller name.
+func WithMetrics(m *observability.Metrics, controller string) ApplierOption {
+	return func(c *config) { c.metrics, c.controller = m, controller }
+}
 
 // WithMaxRecords bounds how many objects the Applier remembers (default
 // 10000); the least recently applied are forgotten first.

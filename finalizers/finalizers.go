@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
 )
 
 // Client is what Add and Remove need: client.Client satisfies it.
@@ -101,7 +103,12 @@ func Validate(name string) error {
 // first tests the list it started from. The test makes the write atomic
 // against other finalizer writers without a resourceVersion precondition,
 // so writers of any other field never cause a retry.
-func update(ctx context.Context, c Client, obj client.Object, change func([]string) []string) (bool, error) {
+func update(ctx context.Context, c Client, obj client.Object, change func([]string) []string) (changed bool, err error) {
+	ctx, span := observability.StartSpan(ctx, "finalizers")
+	defer func() {
+		span.SetAttributes(attribute.Bool("kopgo.finalizers.changed", changed))
+		observability.EndSpan(span, "", err)
+	}()
 	for attempt := range maxAttempts {
 		current := obj.GetFinalizers()
 		desired := change(current)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 
+	"go.opentelemetry.io/otel/attribute"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -14,6 +15,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -74,8 +76,16 @@ type Predicate func(ctx context.Context, obj *metav1.PartialObjectMetadata) (kee
 // An empty selector is refused: it would judge every object of the kind.
 // Errors on single objects do not stop the collection; they are joined and
 // returned with the Result of what was done.
-func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...Option) (Result, error) {
+func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...Option) (res Result, err error) {
 	o := buildOptions(opts)
+	ctx, span := observability.StartSpan(ctx, "gc collect", attribute.String("k8s.object.kind", gvk.Kind), attribute.String("kopgo.scope", s.String()))
+	defer func() {
+		span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
+		if o.Metrics != nil && !o.DryRun {
+			o.Metrics.RecordDeletions(o.Controller, len(res.Deleted))
+		}
+		observability.EndSpan(span, "", err)
+	}()
 	op := koperrors.Object{GroupVersionKind: gvk, Namespace: s.Namespace()}
 	if err := s.Check(c.RESTMapper(), gvk); err != nil {
 		return Result{}, koperrors.Wrap(err, "collect", op)
@@ -97,7 +107,6 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 		return items[i].Namespace+"/"+items[i].Name < items[j].Namespace+"/"+items[j].Name
 	})
 
-	var res Result
 	var errs []error
 	for i := range items {
 		obj := &items[i]

@@ -2,7 +2,10 @@ package gc
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/kopgo/kopgo/observability"
 )
 
 // Options configure [Collect] and [Prune].
@@ -18,6 +21,10 @@ type Options struct {
 	Propagation metav1.DeletionPropagation
 	// DryRun reports what would be deleted without deleting anything.
 	DryRun bool
+	// Metrics, when set, counts deletions in kopgo_gc_deletions_total under
+	// Controller.
+	Metrics    *observability.Metrics
+	Controller string
 }
 
 // Option configures a collection.
@@ -45,6 +52,15 @@ type DryRun bool
 
 // ApplyToGCOptions implements [Option].
 func (d DryRun) ApplyToGCOptions(o *Options) { o.DryRun = bool(d) }
+
+// Record counts deletions in kopgo_gc_deletions_total for a controller.
+type Record struct {
+	Metrics    *observability.Metrics
+	Controller string
+}
+
+// ApplyToGCOptions implements [Option].
+func (r Record) ApplyToGCOptions(o *Options) { o.Metrics, o.Controller = r.Metrics, r.Controller }
 
 func buildOptions(opts []Option) Options {
 	o := Options{Propagation: metav1.DeletePropagationBackground}

@@ -147,6 +147,12 @@ func (m *Metrics) RecordApply(controller, outcome string) {
 	m.applies.WithLabelValues(controller, outcome).Inc()
 }
 
+// ApplyCounter returns the kopgo_apply_total series of a controller and
+// outcome, for tests and dashboards built in Go.
+func (m *Metrics) ApplyCounter(controller, outcome string) prometheus.Counter {
+	return m.applies.WithLabelValues(controller, outcome)
+}
+
 // RecordDeletions counts objects deleted by garbage collection.
 func (m *Metrics) RecordDeletions(controller string, n int) {
 	m.deletions.WithLabelValues(controller).Add(float64(n))

@@ -44,9 +44,12 @@ func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (c
 	return trace.SpanFromContext(ctx).TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithAttributes(attrs...))
 }
 
-// EndSpan records the result (and err, if any) on span and ends it.
+// EndSpan records the result (if not empty) and err (if any) on span and
+// ends it.
 func EndSpan(span trace.Span, result Result, err error) {
-	span.SetAttributes(attribute.String("kopgo.result", string(result)))
+	if result != "" {
+		span.SetAttributes(attribute.String("kopgo.result", string(result)))
+	}
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())
