@@ -2,69 +2,83 @@ package errors
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	stderrors "errors"
 	"io"
 	"io/fs"
 	"net"
+	"net/url"
+	"os"
 	"slices"
 	"syscall"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	kjson "sigs.k8s.io/json"
 )
 
-// classifier maps errors that a test recognises to a Kind. KindOf tries
-// them in order, after the Kind of an [*Error] in the chain.
+// classifier maps the errors that a test recognises to a Kind.
 type classifier struct {
 	kind Kind
 	is   func(error) bool
 }
 
-// classifiers is the whole mapping, in the order it is tried.
+// classifiers is the whole mapping, tried in order after the Kind of an
+// [*Error] in the chain; the first match wins. The package documentation
+// (section Kinds) shows it as a table: keep the two in step.
 var classifiers = []classifier{
-	// Errors from the API server (a *StatusError anywhere in the chain).
-	{NotFound, anyOf(apierrors.IsNotFound, apierrors.IsGone, apierrors.IsResourceExpired)},
-	{Conflict, anyOf(apierrors.IsConflict, apierrors.IsAlreadyExists)},
+	// Errors from the API server: a *StatusError anywhere in the chain (the
+	// apierrors tests see through wrapping).
+	//
+	// A server-side apply conflict with another field manager is a 409, but
+	// re-reading and retrying cannot fix it (Force or a change of intent
+	// can), so it is Invalid; it must be tried before Conflict.
+	{Invalid, isFieldManagerConflict},
+	{NotFound, apierrors.IsNotFound},
+	// 410 Gone and Expired mean "your resourceVersion is too old": the same
+	// remedy as a 409, read again and retry.
+	{Conflict, anyOf(apierrors.IsConflict, apierrors.IsAlreadyExists, apierrors.IsGone, apierrors.IsResourceExpired)},
 	{Forbidden, anyOf(apierrors.IsForbidden, apierrors.IsUnauthorized)},
 	{Invalid, anyOf(apierrors.IsInvalid, apierrors.IsBadRequest, apierrors.IsMethodNotSupported,
 		apierrors.IsNotAcceptable, apierrors.IsUnsupportedMediaType, apierrors.IsRequestEntityTooLargeError)},
 	{Timeout, anyOf(apierrors.IsTimeout, apierrors.IsServerTimeout)},
-	// A 500 from the API server is most often etcd or a webhook failing for a
-	// moment: retry it like a 503.
+	// A 500 from the API server is most often etcd or an admission webhook
+	// failing for a moment: retry it like a 503.
 	{Unavailable, anyOf(apierrors.IsServiceUnavailable, apierrors.IsTooManyRequests,
 		apierrors.IsInternalError, apierrors.IsUnexpectedServerError)},
-	// A kind or resource the API server does not serve: the caller's input.
-	{Invalid, apimeta.IsNoMatchError},
+	// The server could not decode what it stored (or decrypt it).
+	{Serialization, apierrors.IsStoreReadError},
+
+	// A kind or resource the API server does not serve, or serves ambiguously:
+	// the caller's input.
+	{Invalid, anyOf(apimeta.IsNoMatchError, apimeta.IsAmbiguousError)},
 	// Deadlines, local and on the network.
 	{Timeout, isTimeout},
-	// Configuration.
-	{Config, anyOf(is(rest.ErrNotInCluster), inChain(clientcmd.IsEmptyConfig), inChain(clientcmd.IsConfigurationInvalid))},
-	// Encoding.
+	// The program's own configuration, including a CA bundle or server name
+	// that does not match the API server's certificate.
+	{Config, anyOf(is(rest.ErrNotInCluster), is(clientcmd.ErrEmptyCluster),
+		inChain(anyOf(clientcmd.IsEmptyConfig, clientcmd.IsConfigurationInvalid)), isCertificate)},
+	// Encoding and decoding.
 	{Serialization, isSerialization},
 	// Local files, before network errors: both can wrap a syscall error.
 	{IO, isFile},
 	{Unavailable, isConnection},
 }
 
-// KindOf classifies err: the Kind of the first [*Error] in its chain, or else
-// the first match of this table, or [Internal]:
+// KindOf returns the Kind of err: the Kind of the first [*Error] in its chain
+// (so an explicit Kind always wins), or else the first match in the table of
+// the package documentation (section Kinds), or else [Internal].
+// KindOf(nil) is Internal; test for nil first.
 //
-//	NotFound       API 404 NotFound, 410 Gone and Expired
-//	Conflict       API 409 Conflict and AlreadyExists
-//	Forbidden      API 403 Forbidden and 401 Unauthorized
-//	Invalid        API 422 Invalid, 400, 405, 406, 413, 415; a kind the server does not serve
-//	Timeout        API 504 and server timeouts; context.DeadlineExceeded; net.Error timeouts
-//	Unavailable    API 503, 429, 500; connection refused, reset, broken pipe, unexpected EOF
-//	Config         rest.ErrNotInCluster; empty or invalid kubeconfig
-//	Serialization  JSON syntax and type errors; kinds missing from a scheme
-//	IO             *fs.PathError (os.Open and friends)
-//
-// context.Canceled is Internal: it means the caller gave up, which says
-// nothing about the operation.
+// Markers ([Terminal], [RequeueAfter]) are transparent: KindOf reports the
+// Kind of what they mark, and the Kind of a plain requeue (no cause) is
+// Internal.
 func KindOf(err error) Kind {
 	if err == nil {
 		return Internal
@@ -92,7 +106,8 @@ func anyOf(tests ...func(error) bool) func(error) bool {
 }
 
 // inChain applies test to err and to every error it wraps (through Unwrap
-// and Join), for tests that only look at the error they are given.
+// and Join), for tests that only look at the error they are given, such as
+// runtime.IsNotRegisteredError and clientcmd.IsEmptyConfig.
 func inChain(test func(error) bool) func(error) bool {
 	var walk func(error) bool
 	walk = func(err error) bool {
@@ -117,74 +132,71 @@ func is(target error) func(error) bool {
 	return func(err error) bool { return stderrors.Is(err, target) }
 }
 
+// has reports whether err's chain holds an error of type E.
+func has[E error](err error) bool {
+	_, ok := stderrors.AsType[E](err)
+	return ok
+}
+
+func isFieldManagerConflict(err error) bool {
+	return apierrors.IsConflict(err) && apierrors.HasStatusCause(err, metav1.CauseTypeFieldManagerConflict)
+}
+
+// isTimeout is context.DeadlineExceeded or any error in the chain whose
+// Timeout method says so: net.Error, *url.Error, os.ErrDeadlineExceeded,
+// syscall.ETIMEDOUT.
 func isTimeout(err error) bool {
 	if stderrors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
-	ne, ok := stderrors.AsType[net.Error](err)
-	return ok && ne.Timeout()
+	return inChain(func(err error) bool {
+		t, ok := err.(interface{ Timeout() bool })
+		return ok && t.Timeout()
+	})(err)
+}
+
+func isCertificate(err error) bool {
+	return has[*tls.CertificateVerificationError](err) || has[x509.UnknownAuthorityError](err) ||
+		has[x509.CertificateInvalidError](err) || has[x509.HostnameError](err)
 }
 
 func isSerialization(err error) bool {
-	if _, ok := stderrors.AsType[*json.SyntaxError](err); ok {
+	if has[*json.SyntaxError](err) || has[*json.UnmarshalTypeError](err) ||
+		has[*json.UnsupportedTypeError](err) || has[*json.UnsupportedValueError](err) ||
+		has[*json.MarshalerError](err) {
 		return true
 	}
-	if _, ok := stderrors.AsType[*json.UnmarshalTypeError](err); ok {
-		return true
-	}
-	if _, ok := stderrors.AsType[*json.UnsupportedTypeError](err); ok {
-		return true
-	}
-	if _, ok := stderrors.AsType[*json.MarshalerError](err); ok {
-		return true
-	}
-	// These apimachinery tests look at err itself, not at what it wraps.
-	return inChain(anyOf(runtime.IsNotRegisteredError, runtime.IsMissingKind, runtime.IsMissingVersion,
+	// These tests look at the error they are given, not at what it wraps.
+	// sigs.k8s.io/json (apimachinery's decoder) has its own SyntaxError type.
+	return inChain(anyOf(
+		func(err error) bool { ok, _ := kjson.SyntaxErrorOffset(err); return ok },
+		runtime.IsNotRegisteredError, runtime.IsMissingKind, runtime.IsMissingVersion,
 		runtime.IsStrictDecodingError))(err)
 }
 
 func isFile(err error) bool {
-	_, ok := stderrors.AsType[*fs.PathError](err)
-	return ok
+	return has[*fs.PathError](err) || has[*os.LinkError](err)
+}
+
+// connectionErrors are refused, cut or unreachable connections.
+// io.ErrUnexpectedEOF is among them because client-go reports a response
+// body cut short by a dropped connection with no network error type around
+// it.
+var connectionErrors = []error{
+	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+	syscall.EHOSTUNREACH, syscall.ENETUNREACH, net.ErrClosed, io.ErrUnexpectedEOF,
 }
 
 func isConnection(err error) bool {
-	for _, target := range []error{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
-		syscall.EHOSTUNREACH, syscall.ENETUNREACH, io.ErrUnexpectedEOF} {
+	for _, target := range connectionErrors {
 		if stderrors.Is(err, target) {
 			return true
 		}
 	}
-	_, ok := stderrors.AsType[*net.OpError](err)
-	return ok
+	if has[*net.OpError](err) || has[*net.DNSError](err) {
+		return true
+	}
+	// "Get https://...: EOF": the server closed the connection before
+	// answering, as an API server does while it restarts.
+	return has[*url.Error](err) && stderrors.Is(err, io.EOF)
 }
-
-// IsNotFound reports whether err is of Kind [NotFound].
-func IsNotFound(err error) bool { return err != nil && KindOf(err) == NotFound }
-
-// IsConflict reports whether err is of Kind [Conflict].
-func IsConflict(err error) bool { return err != nil && KindOf(err) == Conflict }
-
-// IsForbidden reports whether err is of Kind [Forbidden].
-func IsForbidden(err error) bool { return err != nil && KindOf(err) == Forbidden }
-
-// IsInvalid reports whether err is of Kind [Invalid].
-func IsInvalid(err error) bool { return err != nil && KindOf(err) == Invalid }
-
-// IsTimeout reports whether err is of Kind [Timeout].
-func IsTimeout(err error) bool { return err != nil && KindOf(err) == Timeout }
-
-// IsUnavailable reports whether err is of Kind [Unavailable].
-func IsUnavailable(err error) bool { return err != nil && KindOf(err) == Unavailable }
-
-// IsSerialization reports whether err is of Kind [Serialization].
-func IsSerialization(err error) bool { return err != nil && KindOf(err) == Serialization }
-
-// IsIO reports whether err is of Kind [IO].
-func IsIO(err error) bool { return err != nil && KindOf(err) == IO }
-
-// IsConfig reports whether err is of Kind [Config].
-func IsConfig(err error) bool { return err != nil && KindOf(err) == Config }
-
-// IsInternal reports whether err is non-nil and of Kind [Internal].
-func IsInternal(err error) bool { return err != nil && KindOf(err) == Internal }

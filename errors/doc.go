@@ -10,34 +10,81 @@
 // It re-exports the standard library's [New], [Is], [As], [AsType], [Unwrap],
 // [Join] and [ErrUnsupported], so a file may import it in place of "errors".
 //
-// # Kinds
-//
-// [KindOf] classifies any error: the Kind of an [*Error] in its chain, or else
-// a table of API-server statuses and Go errors (documented on KindOf): a 409
-// is [Conflict], a refused connection [Unavailable], a missing kubeconfig
-// [Config]. The set of kinds is closed, so Kind.String is safe as a metric
-// label. The IsX helpers ([IsNotFound], [IsConflict], ...) test the Kind, so
-// they see through wrapping with %w and through kopgo's markers.
-//
-//	if err := c.Get(ctx, key, &cm); koperrors.IsNotFound(err) { ... }
-//
 // # Naming the object
 //
-// [Wrap] turns a cause into an [*Error] for an operation on an object:
+// [Wrap] turns a cause into an [*Error] for an operation on an object, and
+// classifies it; [WrapKind] and [Errorf] take an explicit Kind instead.
+// [ObjectOf] names a client.Object without a scheme: its GroupVersionKind
+// from TypeMeta when set, otherwise its Go type name.
 //
 //	return koperrors.Wrap(err, "apply", koperrors.ObjectOf(deploy))
-//	// apply Deployment default/web: the server rejected ...
+//	// apply Deployment default/web: <cause>
+//
+// Wrapping nil returns nil, so the result of a call can be wrapped unchecked.
+//
+// # Kinds
+//
+// [KindOf] returns the Kind of an [*Error] in the chain, or else classifies
+// the chain with the table below, top to bottom, first match wins; anything
+// else is [Internal]. Each row looks through wrapping with %w, errors.Join
+// and kopgo's markers. The IsX helpers ([IsNotFound], [IsConflict], ...) are
+// KindOf(err) == X, so they agree with the table.
+//
+//	Invalid        409 with FieldManagerConflict causes (server-side apply: Force or change intent)
+//	NotFound       404 NotFound
+//	Conflict       409 Conflict, 409 AlreadyExists, 410 Gone, 410 Expired
+//	Forbidden      403 Forbidden, 401 Unauthorized
+//	Invalid        422 Invalid, 400 BadRequest, 405, 406, 413, 415
+//	Timeout        504 Timeout, ServerTimeout
+//	Unavailable    503, 429 TooManyRequests, 500 InternalError, unexpected server responses
+//	Serialization  StorageReadError (the server cannot decode what it stored)
+//	Invalid        meta.NoKindMatchError, NoResourceMatchError, ambiguous kinds or resources
+//	Timeout        context.DeadlineExceeded; any error whose Timeout() is true (net.Error, *url.Error)
+//	Config         rest.ErrNotInCluster; clientcmd empty, invalid or context-less kubeconfig;
+//	               TLS certificate verification (unknown authority, wrong host name)
+//	Serialization  encoding/json and sigs.k8s.io/json errors; runtime not-registered,
+//	               missing kind or version, strict decoding errors
+//	IO             *fs.PathError, *os.LinkError
+//	Unavailable    ECONNREFUSED, ECONNRESET, ECONNABORTED, EPIPE, EHOSTUNREACH, ENETUNREACH,
+//	               net.ErrClosed, io.ErrUnexpectedEOF, *net.OpError, *net.DNSError,
+//	               io.EOF inside a *url.Error
+//
+// Three choices deserve a reason. 410 Gone and Expired are Conflict, not
+// NotFound: the server says the caller's resourceVersion is too old, which
+// is cured like a 409, by reading again, while NotFound would tell a caller
+// that the object does not exist. A 500 InternalError is Unavailable: it is
+// most often etcd or an admission webhook failing for a moment. A
+// field-manager conflict is Invalid: retrying the same apply cannot succeed,
+// so a loop that requeues conflicts silently must not see it as Conflict.
+// context.Canceled is Internal: it says the caller gave up, nothing about
+// the operation.
+//
+// The set of kinds is closed, so [Kind.String] is safe as a Prometheus label
+// value; [Kinds] lists them for pre-registration.
+//
+//	if err := c.Get(ctx, key, &cm); koperrors.IsNotFound(err) { ... }
 //
 // # Markers for the reconcile loop
 //
 // [Terminal] says that retrying cannot help: the loop stops retrying the
 // object until it changes and reports Stalled=True. [RequeueAfter] sets the
-// next attempt's delay; with a nil cause it is a plain "come back later" that
-// is neither logged nor counted as an error ([IsRequeueOnly]). Both keep the
-// cause reachable, so KindOf and errors.Is still work on a marked error.
+// next attempt's delay; with a nil cause it is a plain "come back later"
+// that is neither logged nor counted as an error ([IsRequeueOnly]). Both
+// keep the cause reachable and leave the message alone, so KindOf,
+// errors.Is and errors.As work on a marked error as on the cause. A reconcile
+// loop tells the outcomes apart in this order:
+//
+//	err == nil                    success
+//	koperrors.IsRequeueOnly(err)  requeue after RequeueAfterOf(err), no error
+//	koperrors.IsTerminal(err)     log, set Stalled, do not retry
+//	koperrors.IsConflict(err)     requeue at once, quietly
+//	RequeueAfterOf(err) is set    log, retry after the delay
+//	otherwise                     log, retry with backoff
+//
+// For example:
 //
 //	if spec.Port > 65535 {
-//		return koperrors.Terminal(fmt.Errorf("spec.port %d: must be at most 65535", spec.Port))
+//		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.port %d: must be at most 65535", spec.Port))
 //	}
 //	return koperrors.RequeueAfter(nil, 30*time.Second)
 package errors

@@ -1,6 +1,7 @@
 package errors
 
 import (
+	stderrors "errors"
 	"fmt"
 	"reflect"
 
@@ -21,7 +22,9 @@ type Error struct {
 	Err error
 }
 
-// Error renders "op Kind ns/name: cause", leaving out the parts that are empty.
+// Error renders "op Kind ns/name: cause", such as
+// "apply Deployment default/web: <cause>", leaving out the parts that are
+// empty. With no cause it renders the rest, or the Kind's name alone.
 func (e *Error) Error() string {
 	prefix := e.Op
 	if obj := e.Object.String(); obj != "" {
@@ -78,7 +81,7 @@ func (o Object) String() string {
 // otherwise the Kind from its Go type name (typed objects fetched through a
 // client usually have empty TypeMeta). It needs no scheme.
 func ObjectOf(obj client.Object) Object {
-	if obj == nil || reflect.ValueOf(obj).IsNil() {
+	if isNil(obj) {
 		return Object{}
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()
@@ -92,8 +95,21 @@ func ObjectOf(obj client.Object) Object {
 	return Object{GroupVersionKind: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }
 
+// isNil reports whether obj is nil or a nil pointer (or map) in an interface.
+func isNil(obj client.Object) bool {
+	if obj == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(obj); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
 // Wrap returns err as an [*Error] for operation op on obj, with the Kind
-// classified from err by [KindOf]. Wrap(nil, ...) is nil.
+// classified from err by [KindOf]. Wrap(nil, ...) is nil. Op is a lower-case
+// verb phrase ("apply", "remove finalizer"); obj may be the zero Object.
 func Wrap(err error, op string, obj Object) error {
 	if err == nil {
 		return nil
@@ -109,8 +125,34 @@ func WrapKind(kind Kind, err error, op string, obj Object) error {
 	return &Error{Kind: kind, Op: op, Object: obj, Err: err}
 }
 
-// Errorf returns a new error of the given kind with a message formatted as
-// by fmt.Errorf (so %w wraps a cause).
+// Errorf returns a new [*Error] of the given kind with a message formatted
+// as by fmt.Errorf (so %w wraps a cause). The explicit kind wins over the
+// cause's.
 func Errorf(kind Kind, format string, args ...any) error {
 	return &Error{Kind: kind, Err: fmt.Errorf(format, args...)}
 }
+
+// The standard library's errors API, so that this package can replace the
+// "errors" import.
+var (
+	// ErrUnsupported is [errors.ErrUnsupported].
+	ErrUnsupported = stderrors.ErrUnsupported
+)
+
+// New is [errors.New].
+func New(text string) error { return stderrors.New(text) }
+
+// Is is [errors.Is].
+func Is(err, target error) bool { return stderrors.Is(err, target) }
+
+// As is [errors.As].
+func As(err error, target any) bool { return stderrors.As(err, target) }
+
+// AsType is [errors.AsType].
+func AsType[E error](err error) (E, bool) { return stderrors.AsType[E](err) }
+
+// Unwrap is [errors.Unwrap].
+func Unwrap(err error) error { return stderrors.Unwrap(err) }
+
+// Join is [errors.Join].
+func Join(errs ...error) error { return stderrors.Join(errs...) }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -58,4 +59,34 @@ func ExampleRequeueAfter() {
 	// Output:
 	// requeue after 30s 30s true true
 	// backend busy 1m0s true false
+}
+
+func ExampleKinds() {
+	// The label values of kopgo_reconcile_errors_total{kind}: a closed set.
+	for _, k := range koperrors.Kinds() {
+		fmt.Print(k, " ")
+	}
+	fmt.Println()
+	// Output:
+	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config
+}
+
+func ExampleIsRequeueOnly() {
+	later := koperrors.RequeueAfter(nil, time.Minute)
+	fmt.Println(koperrors.IsRequeueOnly(fmt.Errorf("sync: %w", later)))
+	// A real error joined to a requeue is not dropped.
+	fmt.Println(koperrors.IsRequeueOnly(koperrors.Join(later, fmt.Errorf("backend down"))))
+	// Output:
+	// true
+	// false
+}
+
+func ExampleObjectOf() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "settings"}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
+	fmt.Println(koperrors.ObjectOf(cm))
+	fmt.Println(koperrors.ObjectOf(ns))
+	// Output:
+	// ConfigMap team-a/settings
+	// Namespace team-a
 }

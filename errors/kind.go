@@ -3,35 +3,40 @@ package errors
 // Kind says what went wrong, in a closed set of values. Kinds are used as
 // Prometheus label values (kopgo_reconcile_errors_total{kind}), so the set
 // never grows with the errors a program meets: anything unclassified is
-// [Internal].
+// [Internal], and adding a Kind is a breaking change of the metrics.
 type Kind uint8
 
-// The kinds, in the order [Kinds] lists them.
+// The kinds, in the order [Kinds] lists them. The package documentation
+// (section Kinds) says which errors [KindOf] maps to each.
 const (
 	// Internal is a bug or an error no other kind describes. It is the zero
 	// value, so an unclassified error is Internal.
 	Internal Kind = iota
-	// NotFound: the object, or the kind of object, does not exist (404, 410 Gone).
+	// NotFound: the object, or the kind of object, does not exist (404).
 	NotFound
-	// Conflict: the object changed since it was read, or already exists (409).
+	// Conflict: the caller's view is stale; read again and retry. The object
+	// changed since it was read (409), already exists (409 AlreadyExists),
+	// or the resourceVersion is too old (410 Gone, Expired).
 	Conflict
 	// Forbidden: the caller may not do this (401, 403).
 	Forbidden
-	// Invalid: the request or the object is wrong and retrying will not help
-	// (400, 405, 406, 413, 415, 422, an unknown kind, a wrong scope).
+	// Invalid: the request or the object is wrong and retrying it unchanged
+	// will not help (400, 405, 406, 413, 415, 422, a server-side apply
+	// conflict with another field manager, a kind the server does not serve,
+	// a wrong scope).
 	Invalid
 	// Timeout: a deadline passed (504, the API server's own timeout,
 	// context.DeadlineExceeded, a network timeout).
 	Timeout
-	// Unavailable: the API server or the network is not reachable now (503,
-	// 429, 500 from the server, connection refused or reset).
+	// Unavailable: the API server or the network cannot serve the request
+	// now (503, 429, 500 from the server, connection refused or reset).
 	Unavailable
 	// Serialization: data could not be encoded or decoded.
 	Serialization
 	// IO: a local file or device failed.
 	IO
 	// Config: the program's own configuration is wrong or missing
-	// (kubeconfig, in-cluster configuration, options).
+	// (kubeconfig, in-cluster configuration, certificates, options).
 	Config
 )
 
@@ -48,7 +53,8 @@ var kindNames = [...]string{
 	Config:        "Config",
 }
 
-// String returns the kind's name, such as "NotFound".
+// String returns the kind's name, such as "NotFound". A value outside the
+// set renders as "Internal", so label values stay bounded.
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
@@ -72,3 +78,33 @@ func Kinds() []Kind {
 func (k Kind) Retryable() bool {
 	return k == Conflict || k == Timeout || k == Unavailable
 }
+
+// IsNotFound reports whether err is of Kind [NotFound].
+func IsNotFound(err error) bool { return err != nil && KindOf(err) == NotFound }
+
+// IsConflict reports whether err is of Kind [Conflict].
+func IsConflict(err error) bool { return err != nil && KindOf(err) == Conflict }
+
+// IsForbidden reports whether err is of Kind [Forbidden].
+func IsForbidden(err error) bool { return err != nil && KindOf(err) == Forbidden }
+
+// IsInvalid reports whether err is of Kind [Invalid].
+func IsInvalid(err error) bool { return err != nil && KindOf(err) == Invalid }
+
+// IsTimeout reports whether err is of Kind [Timeout].
+func IsTimeout(err error) bool { return err != nil && KindOf(err) == Timeout }
+
+// IsUnavailable reports whether err is of Kind [Unavailable].
+func IsUnavailable(err error) bool { return err != nil && KindOf(err) == Unavailable }
+
+// IsSerialization reports whether err is of Kind [Serialization].
+func IsSerialization(err error) bool { return err != nil && KindOf(err) == Serialization }
+
+// IsIO reports whether err is of Kind [IO].
+func IsIO(err error) bool { return err != nil && KindOf(err) == IO }
+
+// IsConfig reports whether err is of Kind [Config].
+func IsConfig(err error) bool { return err != nil && KindOf(err) == Config }
+
+// IsInternal reports whether err is non-nil and of Kind [Internal].
+func IsInternal(err error) bool { return err != nil && KindOf(err) == Internal }

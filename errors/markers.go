@@ -1,12 +1,12 @@
 package errors
 
 import (
-	stderrors "errors"
 	"fmt"
 	"time"
 )
 
-// terminalError marks an error that retrying cannot fix.
+// terminalError marks an error that retrying cannot fix. It adds nothing to
+// the message.
 type terminalError struct{ err error }
 
 func (t *terminalError) Error() string { return t.err.Error() }
@@ -14,8 +14,12 @@ func (t *terminalError) Unwrap() error { return t.err }
 
 // Terminal marks err as terminal: the reconcile loop stops retrying the object
 // (until it changes) and sets its Stalled condition to True with err's
-// message. The cause stays reachable through Is, As and [KindOf].
-// Terminal(nil) is nil.
+// message. The cause stays reachable through Is, As and [KindOf], and the
+// message is the cause's. Terminal(nil) is nil.
+//
+// Terminal is kopgo's marker, understood by kopgo's reconciler; it is not
+// controller-runtime's reconcile.TerminalError. A plain controller-runtime
+// reconciler that wants the same effect returns reconcile.TerminalError(err).
 func Terminal(err error) error {
 	if err == nil {
 		return nil
@@ -24,9 +28,9 @@ func Terminal(err error) error {
 }
 
 // IsTerminal reports whether err, or an error it wraps, was marked [Terminal].
+// Terminal wins over [RequeueAfter] when an error carries both.
 func IsTerminal(err error) bool {
-	_, ok := stderrors.AsType[*terminalError](err)
-	return ok
+	return has[*terminalError](err)
 }
 
 // requeueError asks for the object to be reconciled again after a delay.
@@ -44,26 +48,70 @@ func (r *requeueError) Error() string {
 
 func (r *requeueError) Unwrap() error { return r.err }
 
-// RequeueAfter asks the reconcile loop to try the object again after d,
-// instead of after its exponential backoff. With a nil err it is a plain
-// request to come back later: nothing failed, nothing is logged or counted
-// as an error (see [IsRequeueOnly]).
+// RequeueAfter asks the reconcile loop to try the object again after d
+// instead of after its exponential backoff. The error's message is err's.
+//
+// With a nil err it is a plain request to come back later: nothing failed,
+// and the reconcile loop neither logs it nor counts it as an error (see
+// [IsRequeueOnly]). Its message is "requeue after 30s". A d of zero or less
+// then asks for the next attempt as soon as the rate limiter allows.
+//
+// With a non-nil err and a d of zero or less it returns err unchanged: there
+// is no delay to carry, and the default backoff applies.
 func RequeueAfter(err error, d time.Duration) error {
+	if d <= 0 {
+		if err != nil {
+			return err
+		}
+		d = 0
+	}
 	return &requeueError{err: err, after: d}
 }
 
-// RequeueAfterOf returns the delay of the first [RequeueAfter] in err's chain.
+// RequeueAfterOf returns the delay that [RequeueAfter] asked for somewhere in
+// err's tree, and whether it did. When several markers are joined, it returns
+// the shortest delay: the earliest anyone asked to come back.
 func RequeueAfterOf(err error) (time.Duration, bool) {
-	r, ok := stderrors.AsType[*requeueError](err)
-	if !ok {
-		return 0, false
-	}
-	return r.after, true
+	var (
+		shortest time.Duration
+		found    bool
+	)
+	inChain(func(err error) bool {
+		if r, ok := err.(*requeueError); ok && (!found || r.after < shortest) { //nolint:errorlint // inChain walks the tree
+			shortest, found = r.after, true
+		}
+		return false // visit every error
+	})(err)
+	return shortest, found
 }
 
-// IsRequeueOnly reports whether err is a [RequeueAfter] with no cause: a
-// request to come back later, not a failure.
+// IsRequeueOnly reports whether err asks for a requeue and reports no failure:
+// every branch of its tree ends in a [RequeueAfter] with a nil cause, and none
+// is [Terminal]. Wrapping adds context, not failure, so
+// fmt.Errorf("sync: %w", RequeueAfter(nil, d)) is requeue-only, while
+// Join(RequeueAfter(nil, d), err) is not: the error is not dropped.
 func IsRequeueOnly(err error) bool {
-	r, ok := stderrors.AsType[*requeueError](err)
-	return ok && r.err == nil && !IsTerminal(err)
+	switch e := err.(type) { //nolint:errorlint // the tree is walked by hand
+	case nil:
+		return false
+	case *requeueError:
+		return e.err == nil
+	case *terminalError:
+		return false
+	case interface{ Unwrap() []error }:
+		n := 0
+		for _, err := range e.Unwrap() {
+			if err == nil {
+				continue
+			}
+			if !IsRequeueOnly(err) {
+				return false
+			}
+			n++
+		}
+		return n > 0
+	case interface{ Unwrap() error }:
+		return IsRequeueOnly(e.Unwrap())
+	}
+	return false
 }

@@ -1,46 +1,44 @@
 package meta
 
 import (
-	"fmt"
+	"errors"
 	"maps"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ApplyTo writes the metadata onto obj, merging with what obj has: labels
-// and annotations are added or overwritten key by key, finalizers and owner
-// references are added when missing (an owner reference with the same UID is
-// replaced). Nothing obj already has is dropped. A different name or
-// namespace already set, or a second controller, is an error and leaves obj
-// unchanged.
+// ApplyTo writes the metadata onto obj, merging with what obj already has
+// and dropping nothing:
+//
+//   - labels and annotations are set key by key; other keys stay;
+//   - finalizers are appended when missing; others stay, in their order;
+//   - owner references are appended, or replace the one with the same UID,
+//     except that a controller reference is never demoted; others stay;
+//   - name, generateName and namespace are set when the Builder has them.
+//
+// obj must not already have a different name or namespace, nor a controller
+// other than the one the Builder sets; each is an error naming both values.
+// A Builder without a name may be applied to an object that has one. On any
+// error ([*ValidationError] listing every problem) obj is left unchanged.
+//
+// obj gets fresh maps and slices, so ApplyTo never writes through to maps
+// obj shares with something else, such as an object in an informer cache
+// that was copied shallowly.
 func (b *Builder) ApplyTo(obj client.Object) error {
-	if err := b.validate(); err != nil {
-		return err
+	if isNil(obj) {
+		return errors.New("apply metadata to a nil object")
 	}
-	md := field.NewPath("metadata")
-	var errs field.ErrorList
-	if have := obj.GetName(); b.name != "" && have != "" && have != b.name {
-		errs = append(errs, field.Invalid(md.Child("name"), have, fmt.Sprintf("object is already named %q, builder says %q", have, b.name)))
+	t := target{
+		name:         obj.GetName(),
+		generateName: obj.GetGenerateName(),
+		namespace:    obj.GetNamespace(),
+		annotations:  obj.GetAnnotations(),
+		finalizers:   obj.GetFinalizers(),
+		ownerRefs:    obj.GetOwnerReferences(),
 	}
-	if have := obj.GetNamespace(); b.namespace != "" && have != "" && have != b.namespace {
-		errs = append(errs, field.Invalid(md.Child("namespace"), have, fmt.Sprintf("object is already in %q, builder says %q", have, b.namespace)))
-	}
-	refs := slices.Clone(obj.GetOwnerReferences())
-	for _, ref := range b.ownerRefs() {
-		i := slices.IndexFunc(refs, func(r metav1.OwnerReference) bool { return r.UID == ref.UID })
-		if i >= 0 {
-			refs[i] = ref
-		} else {
-			refs = append(refs, ref)
-		}
-	}
-	if err := ownerErrors(md.Child("ownerReferences"), ownersOf(refs)); len(err) > 0 {
-		errs = append(errs, err...)
-	}
-	if len(errs) > 0 {
+	if errs := b.validate(t); len(errs) > 0 {
 		return &ValidationError{Fields: errs}
 	}
 
@@ -53,34 +51,67 @@ func (b *Builder) ApplyTo(obj client.Object) error {
 	if b.namespace != "" {
 		obj.SetNamespace(b.namespace)
 	}
-	obj.SetLabels(merge(obj.GetLabels(), b.labels))
-	obj.SetAnnotations(merge(obj.GetAnnotations(), b.annotations))
-	fins := obj.GetFinalizers()
-	for _, f := range b.finalizers {
-		if !slices.Contains(fins, f) {
-			fins = append(fins, f)
-		}
+	if len(b.labels) > 0 {
+		obj.SetLabels(mergeMaps(obj.GetLabels(), b.labels))
 	}
-	obj.SetFinalizers(fins)
-	obj.SetOwnerReferences(refs)
+	if len(b.annotations) > 0 {
+		obj.SetAnnotations(mergeMaps(t.annotations, b.annotations))
+	}
+	if len(b.finalizers) > 0 {
+		merged, _ := mergeFinalizers(t.finalizers, b.finalizers)
+		obj.SetFinalizers(merged)
+	}
+	if len(b.owners) > 0 {
+		merged, _ := mergeOwnerRefs(t.ownerRefs, b.owners)
+		obj.SetOwnerReferences(merged)
+	}
 	return nil
 }
 
-func merge(into, from map[string]string) map[string]string {
-	if len(from) == 0 {
-		return into
-	}
-	if into == nil {
-		into = make(map[string]string, len(from))
-	}
-	maps.Copy(into, from)
-	return into
+// mergeMaps returns a new map holding base overlaid with add.
+func mergeMaps(base, add map[string]string) map[string]string {
+	out := make(map[string]string, len(base)+len(add))
+	maps.Copy(out, base)
+	maps.Copy(out, add)
+	return out
 }
 
-func ownersOf(refs []metav1.OwnerReference) []owner {
-	out := make([]owner, len(refs))
-	for i, r := range refs {
-		out[i] = owner{ref: r}
+// mergeFinalizers returns a new slice, existing followed by those of add it
+// lacks, and the index each of add has in it.
+func mergeFinalizers(existing, add []string) (merged []string, at []int) {
+	merged = slices.Clone(existing)
+	at = make([]int, len(add))
+	for i, f := range add {
+		j := slices.Index(merged, f)
+		if j < 0 {
+			j = len(merged)
+			merged = append(merged, f)
+		}
+		at[i] = j
 	}
-	return out
+	return merged, at
+}
+
+// mergeOwnerRefs returns deep copies of existing with add merged in by UID
+// (see [mergeRef]) or appended, and the index each of add has in the result.
+func mergeOwnerRefs(existing []metav1.OwnerReference, add []owner) (merged []metav1.OwnerReference, at []int) {
+	merged = make([]metav1.OwnerReference, len(existing), len(existing)+len(add))
+	for i := range existing {
+		merged[i] = *existing[i].DeepCopy()
+	}
+	at = make([]int, len(add))
+	for i, o := range add {
+		j := -1
+		if o.ref.UID != "" {
+			j = slices.IndexFunc(merged, func(r metav1.OwnerReference) bool { return r.UID == o.ref.UID })
+		}
+		if j < 0 {
+			j = len(merged)
+			merged = append(merged, *o.ref.DeepCopy())
+		} else {
+			merged[j] = mergeRef(merged[j], o.ref)
+		}
+		at[i] = j
+	}
+	return merged, at
 }

@@ -1,49 +1,133 @@
 package meta_test
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
-func ExampleBuilder_Build() {
-	owner := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", UID: "1234"}}
+// A ConfigMap's metadata, controlled by the Deployment that uses it. The
+// Deployment was read through a client, so its TypeMeta is empty and the
+// GroupVersionKind is passed explicitly.
+func Example() {
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "6f1c"}}
+
 	om, err := kopmeta.New("web-config").
 		Namespace("shop").
 		Label("app.kubernetes.io/name", "web").
+		Annotation("example.com/owner-team", "payments").
 		Finalizer("example.com/cleanup").
-		ControlledBy(owner, appsv1.SchemeGroupVersion.WithKind("Deployment")).
+		ControlledBy(web, appsv1.SchemeGroupVersion.WithKind("Deployment")).
 		Build()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	ref := om.OwnerReferences[0]
-	fmt.Println(om.Namespace+"/"+om.Name, om.Labels, om.Finalizers)
-	fmt.Println(ref.APIVersion, ref.Kind, ref.Name, *ref.Controller)
+	out, _ := json.MarshalIndent(om, "", "  ")
+	fmt.Println(string(out))
 	// Output:
-	// shop/web-config map[app.kubernetes.io/name:web] [example.com/cleanup]
-	// apps/v1 Deployment web true
+	// {
+	//   "name": "web-config",
+	//   "namespace": "shop",
+	//   "labels": {
+	//     "app.kubernetes.io/name": "web"
+	//   },
+	//   "annotations": {
+	//     "example.com/owner-team": "payments"
+	//   },
+	//   "ownerReferences": [
+	//     {
+	//       "apiVersion": "apps/v1",
+	//       "kind": "Deployment",
+	//       "name": "web",
+	//       "uid": "6f1c",
+	//       "controller": true,
+	//       "blockOwnerDeletion": true
+	//     }
+	//   ],
+	//   "finalizers": [
+	//     "example.com/cleanup"
+	//   ]
+	// }
 }
 
-func ExampleValidationError() {
-	_, err := kopmeta.New("Web").Label("app", "-bad").Finalizer("cleanup").Build()
-	fmt.Println(err)
-	// Output:
-	// invalid metadata: metadata.finalizers[0]: Invalid value: "cleanup": must be domain-qualified, e.g. example.com/cleanup; metadata.labels: Invalid value: "-bad": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?'); metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
-}
-
-func ExampleBuilder_ApplyTo() {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings", Labels: map[string]string{"team": "a"}}}
-	if err := kopmeta.New("settings").Namespace("shop").Label("tier", "web").ApplyTo(cm); err != nil {
+// The apply form drops into any client-go apply configuration.
+func ExampleBuilder_ApplyConfiguration() {
+	meta, err := kopmeta.New("settings").Namespace("shop").Label("tier", "web").ApplyConfiguration()
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(cm.Namespace, cm.Labels)
+	cm := corev1ac.ConfigMap("", "").WithData(map[string]string{"mode": "fast"})
+	cm.ObjectMetaApplyConfiguration = meta
+	out, _ := json.Marshal(cm)
+	fmt.Println(string(out))
 	// Output:
-	// shop map[team:a tier:web]
+	// {"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"settings","namespace":"shop","labels":{"tier":"web"}},"data":{"mode":"fast"}}
+}
+
+// ApplyTo keeps what the object already has.
+func ExampleBuilder_ApplyTo() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name:       "settings",
+		Labels:     map[string]string{"team": "a", "tier": "db"},
+		Finalizers: []string{"other.example.com/keep"},
+	}}
+	err := kopmeta.New("settings").Namespace("shop").
+		Label("tier", "web").
+		Finalizer("example.com/cleanup").
+		ApplyTo(cm)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cm.Namespace, cm.Labels, cm.Finalizers)
+
+	err = kopmeta.New("other").ApplyTo(cm)
+	fmt.Println(err)
+	// Output:
+	// shop map[team:a tier:web] [other.example.com/keep example.com/cleanup]
+	// invalid metadata: metadata.name: Invalid value: "other": the object is already named "settings"
+}
+
+// Clone branches a shared base; the branches do not affect each other.
+func ExampleBuilder_Clone() {
+	base := kopmeta.GenerateName("job-").Namespace("batch").Label("team", "data")
+	a, _ := base.Clone().Label("shard", "a").Build()
+	b, _ := base.Clone().Label("shard", "b").Build()
+	fmt.Println(a.GenerateName, a.Labels)
+	fmt.Println(b.GenerateName, b.Labels)
+	// Output:
+	// job- map[shard:a team:data]
+	// job- map[shard:b team:data]
+}
+
+// Every problem is reported at once, each with its field path and value.
+func ExampleValidationError() {
+	_, err := kopmeta.New("web").
+		Label("app.kubernetes.io/name", "-web").
+		Label("bad key", "v").
+		Finalizer("cleanup").
+		Build()
+
+	if verr, ok := errors.AsType[*kopmeta.ValidationError](err); ok {
+		for _, f := range verr.Fields {
+			fmt.Printf("%s %q\n", f.Field, f.BadValue)
+		}
+	}
+
+	_, err = kopmeta.New("web").Finalizer("cleanup").Build()
+	fmt.Println(err)
+	// Output:
+	// metadata.labels["app.kubernetes.io/name"] "-web"
+	// metadata.labels["bad key"] "bad key"
+	// metadata.finalizers[0] "cleanup"
+	// invalid metadata: metadata.finalizers[0]: Invalid value: "cleanup": must be domain-qualified, like "example.com/cleanup", so that no other controller's finalizer has the same name
 }

@@ -184,6 +184,9 @@ func (a *Adapter[T]) decide(ctx context.Context, obj T, err error) (observabilit
 		return observability.ResultTimeout, a.retry(obj, err), a.retryErr(obj, err)
 	case koperrors.IsRequeueOnly(err):
 		d, _ := koperrors.RequeueAfterOf(err)
+		if d <= 0 {
+			d = conflictRequeue // "as soon as possible"; 0 would mean no requeue at all
+		}
 		return observability.ResultRequeue, reconcile.Result{RequeueAfter: d}, nil
 	case koperrors.IsTerminal(err):
 		logger.Error(err, "Reconcile failed terminally; waiting for a change")

@@ -6,35 +6,138 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/resources"
 	"github.com/kopgo/kopgo/scope"
 )
 
-// Wait until a Deployment has rolled out.
+// exampleClient is a fake client that knows the scopes of ConfigMaps,
+// Secrets and Namespaces, as a real client learns them from discovery.
+func exampleClient(objs ...client.Object) client.Client {
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), apimeta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Secret"), apimeta.RESTScopeNamespace)
+	mapper.Add(corev1.SchemeGroupVersion.WithKind("Namespace"), apimeta.RESTScopeRoot)
+	return fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(objs...).Build()
+}
+
+// A scope that does not fit the kind is refused before any request: a
+// ConfigMap lives in a namespace.
+func ExampleGet_scopeMistake() {
+	c := exampleClient()
+	_, err := resources.Get[corev1.ConfigMap](context.Background(), c, scope.Cluster, "settings")
+	fmt.Println(koperrors.IsInvalid(err))
+	fmt.Println(err)
+	// Output:
+	// true
+	// get ConfigMap settings: scope Cluster given for namespaced kind /v1, Kind=ConfigMap: use scope.Namespaced(ns) or scope.AllNamespaces
+}
+
+// Find reports a missing object without an error.
+func ExampleFind() {
+	c := exampleClient()
+	cm, found, err := resources.Find[corev1.ConfigMap](context.Background(), c, scope.Namespaced("shop"), "settings")
+	fmt.Println(cm, found, err)
+	// Output:
+	// nil false <nil>
+}
+
+// Label and annotation changes send only the keys that differ, and nothing
+// when the object already has them.
+func ExampleSetLabels() {
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = "shop", "settings"
+	c := exampleClient(cm)
+	ctx := context.Background()
+
+	changed, err := resources.SetLabels(ctx, c, cm, map[string]string{"tier": "web"})
+	fmt.Println(changed, err, cm.Labels)
+	changed, err = resources.SetLabels(ctx, c, cm, map[string]string{"tier": "web"})
+	fmt.Println(changed, err)
+	changed, err = resources.RemoveLabels(ctx, c, cm, "tier")
+	fmt.Println(changed, err, cm.Labels)
+	// Output:
+	// true <nil> map[tier:web]
+	// false <nil>
+	// true <nil> map[]
+}
+
+// Delete reports whether it deleted: an object already gone is not an error.
+func ExampleDelete() {
+	cm := &corev1.ConfigMap{}
+	cm.Namespace, cm.Name = "shop", "old"
+	c := exampleClient(cm)
+	ctx := context.Background()
+	for range 2 {
+		deleted, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old",
+			resources.PreconditionOf(cm), resources.Foreground)
+		fmt.Println(deleted, err)
+	}
+	// Output:
+	// true <nil>
+	// false <nil>
+}
+
+// Names asks the server for metadata only.
+func ExampleNames() {
+	a, b := &corev1.Secret{}, &corev1.Secret{}
+	a.Namespace, a.Name = "shop", "b-token"
+	b.Namespace, b.Name = "shop", "a-tls"
+	c := exampleClient(a, b)
+	names, err := resources.Names(context.Background(), c, scope.Namespaced("shop"), schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	fmt.Println(names, err)
+	// Output:
+	// [a-tls b-token] <nil>
+}
+
+// Wait, within a deadline, until a Deployment has rolled out. (It needs a
+// cluster, so it has no Output and is only compiled.)
 func ExamplePoll() {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		fmt.Println("no cluster:", err)
-		return
-	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
+	var c client.Client // from the manager, or client.New
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var web appsv1.Deployment
-	if err := resources.Get(ctx, c, scope.Namespaced("shop"), "web", &web); err != nil {
+	web, err := resources.Poll(ctx, c, scope.Namespaced("shop"), "web", func(d *appsv1.Deployment) (bool, error) {
+		return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas, nil
+	}, resources.Interval(time.Second))
+	if koperrors.IsTimeout(err) {
+		fmt.Println(err) // poll Deployment shop/web: context deadline exceeded; last seen resourceVersion ...
+		return
+	}
+	fmt.Println(web.Status.ReadyReplicas, err)
+}
+
+// Wait until an object's finalizers are done after deleting it.
+func ExamplePollUntilGone() {
+	var c client.Client
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	old, err := resources.Get[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old")
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	err = resources.Poll(ctx, c, &web, func(obj client.Object) (bool, error) {
-		d := obj.(*appsv1.Deployment)
-		return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas, nil
-	})
+	if _, err := resources.DeleteObject(ctx, c, old, resources.PreconditionOf(old)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = resources.PollUntilGone[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old", resources.ForUID(old.UID))
 	fmt.Println(err)
+}
+
+// Create a namespace unless it exists.
+func ExampleEnsureNamespace() {
+	c := exampleClient()
+	for range 2 {
+		created, err := resources.EnsureNamespace(context.Background(), c, "shop", map[string]string{"team": "a"})
+		fmt.Println(created, err)
+	}
+	// Output:
+	// true <nil>
+	// false <nil>
 }

@@ -1,12 +1,10 @@
 package scope
 
 import (
-	"fmt"
 	"strconv"
+	"strings"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 )
@@ -21,49 +19,57 @@ const (
 	allNamespaces
 )
 
-// Scope says where an operation acts. It is a small comparable value: use
-// it as a map key, compare it with ==, copy it freely. The zero value is an
-// unset scope that [Scope.Check] rejects.
+// Scope says where an operation acts: one namespace ([Namespaced]),
+// cluster-scoped kinds ([Cluster]) or a namespaced kind in every namespace
+// ([AllNamespaces]).
+//
+// Scope is a small comparable value: compare it with ==, use it as a map key,
+// copy it freely. Its zero value, Scope{}, is an unset scope: it is not
+// "everywhere" and not "the default namespace". [Scope.Validate],
+// [Scope.Check] and [Scope.ApplyTo] reject it with an error of Kind Invalid
+// ("scope is unset: use scope.Namespaced(ns), scope.Cluster or
+// scope.AllNamespaces"), and [Scope.IsZero] reports it, so an option struct
+// can tell "not given" from a real scope.
 type Scope struct {
 	kind      kind
 	namespace string
 }
 
 var (
-	// Cluster is the scope of cluster-scoped kinds (Namespace, ClusterRole, Node).
+	// Cluster is the scope of cluster-scoped kinds, such as Namespace,
+	// ClusterRole and Node.
 	Cluster = Scope{kind: cluster}
 	// AllNamespaces is a namespaced kind across every namespace, for List and
-	// watches.
+	// watches. It cannot place an object: see [Scope.ApplyTo].
 	AllNamespaces = Scope{kind: allNamespaces}
 )
 
-// Namespaced is one namespace of a namespaced kind. Namespaced("") is
-// invalid: [Scope.Check] says so rather than listing every namespace.
+// Namespaced is the scope of one namespace, for a namespaced kind.
+//
+// Namespaced("") is invalid, not a synonym of [AllNamespaces]: an empty
+// namespace is most often a variable that was never filled in, and treating
+// it as "every namespace" would turn a bug into a cluster-wide operation.
+// [Scope.Validate] and [Scope.Check] say so. So is a namespace that is not a
+// valid namespace name (a DNS-1123 label).
 func Namespaced(namespace string) Scope {
 	return Scope{kind: namespaced, namespace: namespace}
 }
 
-// Of returns the scope of an existing object: Namespaced(its namespace), or
-// Cluster when it has none.
-func Of(obj client.Object) Scope {
-	if ns := obj.GetNamespace(); ns != "" {
-		return Namespaced(ns)
-	}
-	return Cluster
-}
-
-// Namespace returns the namespace of a Namespaced scope, "" otherwise.
+// Namespace returns the namespace of a Namespaced scope, and "" for
+// [Cluster], [AllNamespaces] and the zero Scope.
 func (s Scope) Namespace() string { return s.namespace }
 
 // IsNamespaced reports whether the scope is for a namespaced kind:
-// Namespaced(ns) or AllNamespaces.
+// Namespaced(ns) or [AllNamespaces]. It is false for [Cluster] and the zero
+// Scope.
 func (s Scope) IsNamespaced() bool { return s.kind == namespaced || s.kind == allNamespaces }
 
-// IsZero reports whether the scope is unset.
+// IsZero reports whether the scope is the zero, unset Scope.
 func (s Scope) IsZero() bool { return s.kind == unset }
 
-// String renders the scope as it is written in Go: Namespaced("ns"),
-// Cluster, AllNamespaces.
+// String renders the scope as it is written in Go, without the package
+// name: Namespaced("ns"), Cluster, AllNamespaces, and Scope{} for the zero
+// value.
 func (s Scope) String() string {
 	switch s.kind {
 	case namespaced:
@@ -73,73 +79,23 @@ func (s Scope) String() string {
 	case allNamespaces:
 		return "AllNamespaces"
 	default:
-		return "unset scope"
+		return "Scope{}"
 	}
 }
 
-// Validate checks the scope on its own, without knowing the kind: it must be
-// set, and Namespaced needs a namespace.
+// Validate checks the scope on its own, without knowing the kind it will be
+// used with: it must be set, and a Namespaced scope needs a valid namespace
+// name. Errors are of Kind Invalid. [Scope.Check] calls it first.
 func (s Scope) Validate() error {
 	switch {
 	case s.kind == unset:
 		return koperrors.Errorf(koperrors.Invalid, "scope is unset: use scope.Namespaced(ns), scope.Cluster or scope.AllNamespaces")
 	case s.kind == namespaced && s.namespace == "":
-		return koperrors.Errorf(koperrors.Invalid, `scope Namespaced("") has no namespace: name one, or use scope.AllNamespaces`)
-	}
-	return nil
-}
-
-// Check asks the RESTMapper for gvk's real scope and returns an error of
-// Kind Invalid, naming the kind and its scope, when s does not fit it. A kind
-// the mapper does not know is also Invalid; the error wraps the mapper's
-// NoKindMatchError.
-func (s Scope) Check(mapper apimeta.RESTMapper, gvk schema.GroupVersionKind) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	if err != nil {
-		return koperrors.WrapKind(koperrors.KindOf(err), fmt.Errorf("kind %s: %w", gvk, err), "check scope", koperrors.Object{})
-	}
-	kindIsNamespaced := mapping.Scope.Name() == apimeta.RESTScopeNameNamespace
-	switch {
-	case kindIsNamespaced && !s.IsNamespaced():
-		return koperrors.Errorf(koperrors.Invalid, "scope %s given for namespaced kind %s: use scope.Namespaced(ns) or scope.AllNamespaces", s, gvk)
-	case !kindIsNamespaced && s.IsNamespaced():
-		return koperrors.Errorf(koperrors.Invalid, "scope %s given for cluster-scoped kind %s: use scope.Cluster", s, gvk)
-	}
-	return nil
-}
-
-// ListOptions returns the list options of the scope: InNamespace for
-// Namespaced, none for Cluster and AllNamespaces.
-func (s Scope) ListOptions() []client.ListOption {
-	if s.kind == namespaced {
-		return []client.ListOption{client.InNamespace(s.namespace)}
-	}
-	return nil
-}
-
-// ApplyTo sets the scope's namespace on obj. It refuses to overwrite a
-// different namespace already set, to put a namespace on an object of a
-// Cluster scope, or to apply AllNamespaces (an object lives in one place).
-func (s Scope) ApplyTo(obj client.Object) error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
-	have := obj.GetNamespace()
-	switch s.kind {
-	case allNamespaces:
-		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("scope AllNamespaces cannot place an object: use scope.Namespaced(ns)"), "set scope", koperrors.ObjectOf(obj))
-	case cluster:
-		if have != "" {
-			return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace is %q but the scope is Cluster", have), "set scope", koperrors.ObjectOf(obj))
+		return koperrors.Errorf(koperrors.Invalid, `scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace`)
+	case s.kind == namespaced:
+		if msgs := validation.IsDNS1123Label(s.namespace); len(msgs) > 0 {
+			return koperrors.Errorf(koperrors.Invalid, "scope %s is invalid: not a namespace name: %s", s, strings.Join(msgs, "; "))
 		}
-	case namespaced:
-		if have != "" && have != s.namespace {
-			return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace is %q but the scope is %s", have, s), "set scope", koperrors.ObjectOf(obj))
-		}
-		obj.SetNamespace(s.namespace)
 	}
 	return nil
 }

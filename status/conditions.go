@@ -3,25 +3,21 @@ package status
 import (
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// The condition types of kstatus, which Flux, Argo CD and
-// `kubectl wait --for=condition=Ready` understand.
-const (
-	// Ready is True when the object's desired state is in effect.
-	Ready = "Ready"
-	// Reconciling is True while the controller works toward the desired
-	// state; it is removed when the work is done ("abnormal-true": present
-	// only while it holds).
-	Reconciling = "Reconciling"
-	// Stalled is True when the controller cannot make progress without a
-	// change (bad input, a terminal error); removed otherwise.
-	Stalled = "Stalled"
-)
+// MaxMessageBytes is the API server's limit on a condition's message
+// (metav1.Condition's maxLength). [Set] truncates longer messages.
+const MaxMessageBytes = 32768
+
+// ReasonUnspecified is the reason [Set] writes when a condition has none:
+// the API requires a non-empty reason, and a status write the server
+// rejects would hide the condition altogether.
+const ReasonUnspecified = "Unspecified"
 
 // Getter is an object that exposes its conditions. A CRD type implements it
 // with one line:
@@ -29,43 +25,64 @@ const (
 //	func (w *WebApp) GetConditions() []metav1.Condition { return w.Status.Conditions }
 type Getter interface {
 	client.Object
+	// GetConditions returns status.conditions. The caller does not modify
+	// the slice it gets.
 	GetConditions() []metav1.Condition
 }
 
-// Setter is a [Getter] whose conditions can be replaced:
+// Setter is a [Getter] whose conditions can be replaced, again in one line:
 //
 //	func (w *WebApp) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
 type Setter interface {
 	Getter
+	// SetConditions replaces status.conditions.
 	SetConditions([]metav1.Condition)
 }
 
 // ObservedGenerationAccessor is implemented by objects with
-// status.observedGeneration. It is optional: [Set] and [IsCurrent] use it when
-// it is there.
+// status.observedGeneration. It is optional: [IsCurrent],
+// [SetObservedGeneration] and [SetError] use it when it is there.
+//
+//	func (w *WebApp) GetObservedGeneration() int64  { return w.Status.ObservedGeneration }
+//	func (w *WebApp) SetObservedGeneration(g int64) { w.Status.ObservedGeneration = g }
 type ObservedGenerationAccessor interface {
 	GetObservedGeneration() int64
 	SetObservedGeneration(int64)
 }
 
-// Set sets a condition on obj and reports whether anything changed. It
-// stamps the condition's observedGeneration with obj's generation, keeps
-// lastTransitionTime when the status does not change (apimachinery's
-// SetStatusCondition), and keeps conditions in a fixed order: Ready,
-// Reconciling, Stalled, then the rest by type, so writes are stable.
+// Set sets condition c on obj, replacing the condition of the same type, and
+// reports whether obj's conditions changed. It is apimachinery's
+// meta.SetStatusCondition plus three rules that make writes stable:
+//
+//   - c.ObservedGeneration is obj's generation, whatever c says;
+//   - lastTransitionTime is kept when the status (True, False, Unknown) does
+//     not change, even if the reason or message do; when it changes, it is
+//     c.LastTransitionTime, or now if that is zero;
+//   - conditions are kept in a fixed order (see [Less]), so that an
+//     unchanged set of conditions always serializes the same.
+//
+// An empty reason becomes [ReasonUnspecified] and a message longer than
+// [MaxMessageBytes] is cut at a character boundary and ends with "…": the
+// API server would reject either.
 func Set(obj Setter, c metav1.Condition) bool {
 	c.ObservedGeneration = obj.GetGeneration()
-	conds := slices.Clone(obj.GetConditions())
+	if c.Reason == "" {
+		c.Reason = ReasonUnspecified
+	}
+	c.Message = truncate(c.Message, MaxMessageBytes)
+	old := obj.GetConditions()
+	conds := slices.Clone(old)
 	changed := apimeta.SetStatusCondition(&conds, c)
-	sortConditions(conds)
-	if changed || !slices.EqualFunc(conds, obj.GetConditions(), func(a, b metav1.Condition) bool { return a.Type == b.Type }) {
+	slices.SortStableFunc(conds, compare)
+	if changed || !sameOrder(old, conds) {
 		obj.SetConditions(conds)
 		return true
 	}
 	return false
 }
 
-// Remove removes the condition of type t and reports whether it was there.
+// Remove removes the condition of type t from obj and reports whether it
+// was there.
 func Remove(obj Setter, t string) bool {
 	conds := slices.Clone(obj.GetConditions())
 	if !apimeta.RemoveStatusCondition(&conds, t) {
@@ -75,45 +92,37 @@ func Remove(obj Setter, t string) bool {
 	return true
 }
 
-// Get returns the condition of type t, or nil.
+// Get returns obj's condition of type t, or nil. The result points into
+// obj's conditions: changing it changes obj.
 func Get(obj Getter, t string) *metav1.Condition {
 	return apimeta.FindStatusCondition(obj.GetConditions(), t)
 }
 
-// IsTrue reports whether the condition of type t is True for obj's current
-// generation: a True condition observed for an older generation is stale.
+// IsTrue reports whether obj's condition of type t is True and was observed
+// at obj's current generation. A True condition observed for an older
+// generation says nothing about the spec as it is now, so it does not count;
+// nor does one written without an observedGeneration on an object that has
+// a generation.
 func IsTrue(obj Getter, t string) bool {
 	c := Get(obj, t)
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == obj.GetGeneration()
 }
 
-// IsReady is IsTrue(obj, Ready).
-func IsReady(obj Getter) bool { return IsTrue(obj, Ready) }
+// Less reports whether a condition of type a sorts before one of type b in
+// the order [Set] keeps: [Ready], then [Reconciling], then [Stalled], then
+// every other type in byte order.
+func Less(a, b string) bool { return compareTypes(a, b) < 0 }
 
-// MarkReady sets Ready=True and removes Reconciling and Stalled.
-func MarkReady(obj Setter, reason, message string) bool {
-	changed := Set(obj, metav1.Condition{Type: Ready, Status: metav1.ConditionTrue, Reason: reason, Message: message})
-	changed = Remove(obj, Reconciling) || changed
-	return Remove(obj, Stalled) || changed
+func compare(a, b metav1.Condition) int { return compareTypes(a.Type, b.Type) }
+
+func compareTypes(a, b string) int {
+	if ra, rb := rank(a), rank(b); ra != rb {
+		return ra - rb
+	}
+	return strings.Compare(a, b)
 }
 
-// MarkReconciling sets Reconciling=True and Ready=Unknown (with the same
-// reason and message), and removes Stalled: work is under way.
-func MarkReconciling(obj Setter, reason, message string) bool {
-	changed := Set(obj, metav1.Condition{Type: Reconciling, Status: metav1.ConditionTrue, Reason: reason, Message: message})
-	changed = Set(obj, metav1.Condition{Type: Ready, Status: metav1.ConditionUnknown, Reason: reason, Message: message}) || changed
-	return Remove(obj, Stalled) || changed
-}
-
-// MarkStalled sets Stalled=True and Ready=False (same reason and message),
-// and removes Reconciling: nothing will happen until something changes.
-func MarkStalled(obj Setter, reason, message string) bool {
-	changed := Set(obj, metav1.Condition{Type: Stalled, Status: metav1.ConditionTrue, Reason: reason, Message: message})
-	changed = Set(obj, metav1.Condition{Type: Ready, Status: metav1.ConditionFalse, Reason: reason, Message: message}) || changed
-	return Remove(obj, Reconciling) || changed
-}
-
-// rank orders the kstatus types first.
+// rank puts the kstatus types first.
 func rank(t string) int {
 	switch t {
 	case Ready:
@@ -127,19 +136,20 @@ func rank(t string) int {
 	}
 }
 
-func sortConditions(conds []metav1.Condition) {
-	slices.SortStableFunc(conds, func(a, b metav1.Condition) int {
-		if ra, rb := rank(a.Type), rank(b.Type); ra != rb {
-			return ra - rb
-		}
-		return strings.Compare(a.Type, b.Type)
-	})
+func sameOrder(a, b []metav1.Condition) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
 }
 
-func conditionTrue(t, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: t, Status: metav1.ConditionTrue, Reason: reason, Message: msg}
-}
-
-func conditionFalse(t, reason, msg string) metav1.Condition {
-	return metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+// truncate cuts s to at most limit bytes at a character boundary, ending
+// with "…" when it cut.
+func truncate(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	const ellipsis = "…"
+	cut := limit - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
 }

@@ -1,41 +1,132 @@
 // Package status maintains an object's conditions in kstatus' vocabulary
 // (Ready, Reconciling, Stalled, which Flux, Argo CD and
-// `kubectl wait --for=condition=Ready` understand) and writes the status
-// subresource only when it changed.
+// `kubectl wait --for=condition=Ready` understand), its
+// status.observedGeneration, and writes the status subresource with one
+// server-side apply, or not at all when nothing changed.
+//
+// A CRD type opts in with two one-line methods ([Getter], [Setter]), and
+// two more if it has status.observedGeneration
+// ([ObservedGenerationAccessor]):
+//
+//	func (w *WebApp) GetConditions() []metav1.Condition  { return w.Status.Conditions }
+//	func (w *WebApp) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
+//
+// A reconciler, kopgo's or a plain controller-runtime one:
+//
+//	func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+//		var app v1.WebApp
+//		if err := r.Get(ctx, req.NamespacedName, &app); err != nil {
+//			return ctrl.Result{}, client.IgnoreNotFound(err)
+//		}
+//		p := status.NewPatcher(&app)
+//		err := r.deploy(ctx, &app) // may set app.Status fields and conditions
+//		status.SetError(&app, err)  // Ready/Reconciling/Stalled from the outcome
+//		if _, perr := p.Patch(ctx, r.Client, &app, "webapp-controller"); perr != nil {
+//			return ctrl.Result{}, koperrors.Join(err, perr)
+//		}
+//		return ctrl.Result{}, err
+//	}
+//
+// kopgo's reconciler does the NewPatcher, SetError and Patch steps itself
+// when the reconciled type is a [Setter].
 //
 // # Conditions
 //
 // Conditions are metav1.Condition, set through apimachinery's
-// SetStatusCondition: lastTransitionTime moves only when a condition's status
-// moves, observedGeneration is stamped with the object's generation, and
-// conditions keep a fixed order (Ready, Reconciling, Stalled, then by type)
-// so that identical states serialize identically. A CRD type opts in with two
-// one-line methods ([Getter], [Setter]).
+// meta.SetStatusCondition ([Set]): lastTransitionTime moves only when a
+// condition's status moves (not when only its reason or message does),
+// observedGeneration is stamped with the object's generation, and
+// conditions keep a fixed order ([Ready], [Reconciling], [Stalled], then
+// the other types sorted; see [Less]) so that an unchanged set of
+// conditions serializes identically and costs no write. [Get], [IsTrue],
+// [IsReady] and [IsStalled] read them; a True condition observed for an
+// older generation does not count as True.
 //
-//	status.MarkReconciling(app, "Progressing", "2/3 replicas ready")
-//	status.MarkReady(app, "Deployed", "3/3 replicas ready")
-//	status.MarkStalled(app, "InvalidSpec", "spec.port 70000: must be at most 65535")
-//	status.SetError(app, err) // Ready=False, reason from the error's Kind; Stalled if terminal
+// # kstatus
 //
-// # Writing status
+// Ready is "normal-true": True when the desired state is in effect. Reconciling
+// and Stalled are "abnormal-true": True while the controller is working
+// (Reconciling) or cannot progress without a change (Stalled). kstatus reads
+// an absent abnormal-true condition like a False one; this package removes
+// them when they no longer hold rather than keeping them False. Four calls
+// cover the states, each setting Ready to match:
 //
-// A [Patcher] snapshots the status when the object is read and, in
-// [Patcher.Patch], sends one server-side apply of the whole status (scalars
-// and conditions together, so neither drops the other) or nothing at all
-// when the status is unchanged: no request, no new resourceVersion, no watch
-// event, hence no reconcile loop fed by its own writes. This needs no GET;
-// the object as read is the comparison. It works the same in a kopgo
-// reconciler and in a plain controller-runtime one.
+//	status.MarkReconciling(app, "Progressing", "2/3 replicas ready")             // Reconciling=True, Ready=Unknown
+//	status.MarkReady(app, "Deployed", "3/3 replicas ready")                      // Ready=True
+//	status.MarkNotReady(app, "Unavailable", "registry: connection refused")      // Ready=False, Reconciling=True
+//	status.MarkStalled(app, "Invalid", "spec.port 70000: must be at most 65535") // Stalled=True, Ready=False
 //
-// Apply rather than merge patch: the field owner owns exactly the status it
-// sends, so a condition dropped from one write is removed from the object
-// (declare conditions as a list map keyed by type in the CRD, as
-// controller-gen's +listType=map +listMapKey=type does), and fields other
-// controllers own in status are left alone.
+// # Errors in status
+//
+// [SetError] turns the outcome of a reconcile into those states (kuberator's
+// WithStatusError): nil is Ready; a [koperrors.Terminal] error is Stalled; a
+// plain requeue is Reconciling; any other error is Ready=False with
+// Reconciling=True. The reason is the error's kind ([ReasonOf]: "NotFound",
+// "Invalid", ...), a closed set one can alert on; the message is the
+// error's text, which names the operation and the object, cut to the API's
+// 32768-byte limit.
 //
 // # Generations
 //
-// [IsCurrent] tells whether the object's generation was already handled
-// (observedGeneration, or the Ready condition's); [IsTrue] and [IsReady] ignore
-// conditions observed for an older generation.
+// status.observedGeneration == metadata.generation means the controller
+// reached a settled outcome for this spec: success, or a terminal failure
+// (then kstatus reports Failed, not InProgress). [SetError] maintains it;
+// a retryable error leaves it behind, so the object is retried. [IsCurrent]
+// tells whether the current generation was handled (kuberator's
+// observed-generation pattern), from observedGeneration or, for a type
+// without it, from a Ready or Stalled condition observed at this generation.
+//
+// # Writing status
+//
+// A [Patcher] snapshots the status when the object is read; [Patcher.Patch]
+// compares and sends one server-side apply of the whole status, or nothing
+// at all when it is unchanged: no request, no new resourceVersion, no watch
+// event, hence no reconcile fed by its own writes.
+//
+// Why this shape. The status a reconciler writes is computed by changing the
+// object it read, so that object is the natural "before", and it costs no
+// GET. Taking the snapshot in a constructor (rather than
+// Patch(ctx, c, before, after)) means one line at the top of the reconcile,
+// a copy of the status alone rather than a DeepCopy of the whole object, and
+// a framework can take it before user code runs, as kopgo's reconciler does;
+// a plain controller-runtime reconciler uses it the same way. It works for
+// typed objects and *unstructured.Unstructured alike.
+//
+// Why one apply of the whole status. A merge patch of the changed fields
+// would do, but server-side apply with a field owner states what the
+// controller's status is: scalars and conditions are sent together, so
+// neither drops the other, and a condition or field the controller no
+// longer sets is removed because it is owned and no longer applied (declare
+// conditions as a list map keyed by type in the CRD, as controller-gen's
+// +listType=map +listMapKey=type does, so each condition is its own field).
+// Ownership is forced by default: the object as read already carries the
+// other writers' values, so forcing only takes over fields the controller
+// puts in its own status. [Force](false) turns a conflict into an error
+// instead. A status write never changes metadata.generation.
+//
+// Make optional nested objects in status pointers with omitempty. A
+// non-pointer struct at its zero value is sent as {}, and when the field
+// owner owned fields inside it before, the API server stores null, which
+// the CRD's schema rejects as Invalid (kubernetes/kubernetes#117447); an
+// absent field is removed cleanly. For the same reason Patch sends no
+// status key at all, rather than an empty one, when the whole status is
+// empty.
+//
+// # Stale caches
+//
+// Comparing against the object as read assumes the read includes the
+// controller's own previous write. A cache that lags (the object read
+// before the watch delivered our last write) could hide a needed write: we
+// wrote Y, the stale read shows X, and the reconcile computes X again. The
+// package therefore remembers, per object UID, the resourceVersion and
+// status of this process' last write (bounded, least recently written
+// forgotten first). When the snapshot's resourceVersion is not that of the
+// last write and the new status differs from the status last written,
+// Patch sends even though it equals the snapshot. The memory can only add
+// a request, never drop one, and an apply that changes nothing on the
+// server does not create a resourceVersion or a watch event.
+//
+// Measured against a real kube-apiserver (see the package tests): the same
+// status patched 100 times costs 0 requests, 0 new resourceVersions and 0
+// watch events after the first write; a change costs exactly one request.
 package status

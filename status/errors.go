@@ -1,42 +1,53 @@
 package status
 
 import (
-	"unicode/utf8"
-
 	koperrors "github.com/kopgo/kopgo/errors"
 )
 
-// maxMessage is the API server's limit on a condition message.
-const maxMessage = 32768
-
-// SetError reports err in obj's conditions (kuberator's WithStatusError):
-// Ready=False with the error's kind as reason ("NotFound", "Invalid",
-// "Unavailable", ...) and its text as message. A terminal error
-// ([koperrors.Terminal]) also sets Stalled=True, since retrying will not
-// help; any other error removes Stalled and sets Reconciling=True: the
-// controller retries. nil is [MarkReady] with reason "Succeeded".
+// SetError records in obj's conditions the outcome of reconciling its
+// current generation (kuberator's WithStatusError), and reports whether
+// obj's status changed:
+//
+//   - nil: success. Ready=True with reason [ReasonSucceeded], Reconciling
+//     and Stalled removed, status.observedGeneration set.
+//   - a terminal error ([koperrors.Terminal]): retrying will not help.
+//     Stalled=True and Ready=False, Reconciling removed,
+//     status.observedGeneration set: this generation was handled, and
+//     kstatus reports the object Failed rather than InProgress.
+//   - a plain request to come back later ([koperrors.RequeueAfter] with a nil
+//     cause): nothing failed. Reconciling=True and Ready=Unknown with reason
+//     [ReasonProgressing].
+//   - any other error: the controller retries. Ready=False and
+//     Reconciling=True, Stalled removed, status.observedGeneration left
+//     alone so the generation is not [IsCurrent].
+//
+// The reason of an error is its kind ([ReasonOf]: "NotFound", "Invalid",
+// "Unavailable", ...), a closed set that alerts and `kubectl wait` can
+// match; the message is the error's text, which names the operation and the
+// object ("apply Deployment default/web: ..."), cut to the API's
+// [MaxMessageBytes]. status.observedGeneration is touched only when obj
+// implements [ObservedGenerationAccessor].
 func SetError(obj Setter, err error) bool {
-	if err == nil {
-		return MarkReady(obj, "Succeeded", "")
+	switch {
+	case err == nil:
+		changed := MarkReady(obj, ReasonSucceeded, "")
+		return SetObservedGeneration(obj) || changed
+	case koperrors.IsRequeueOnly(err):
+		return MarkReconciling(obj, ReasonProgressing, err.Error())
+	case koperrors.IsTerminal(err):
+		changed := MarkStalled(obj, ReasonOf(err), err.Error())
+		return SetObservedGeneration(obj) || changed
+	default:
+		return MarkNotReady(obj, ReasonOf(err), err.Error())
 	}
-	reason := koperrors.KindOf(err).String()
-	msg := truncate(err.Error())
-	if koperrors.IsTerminal(err) {
-		return MarkStalled(obj, reason, msg)
-	}
-	changed := Set(obj, conditionFalse(Ready, reason, msg))
-	changed = Set(obj, conditionTrue(Reconciling, reason, msg)) || changed
-	return Remove(obj, Stalled) || changed
 }
 
-func truncate(msg string) string {
-	if len(msg) <= maxMessage {
-		return msg
+// ReasonOf is the condition reason for err: the name of its
+// [koperrors.Kind] ("NotFound", "Invalid", "Unavailable", "Internal", ...),
+// which is always a valid reason. It is "" for nil.
+func ReasonOf(err error) string {
+	if err == nil {
+		return ""
 	}
-	const ellipsis = "…"
-	cut := maxMessage - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + ellipsis
+	return koperrors.KindOf(err).String()
 }

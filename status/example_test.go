@@ -1,24 +1,52 @@
 package status_test
 
 import (
+	"context"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
 )
 
-func ExampleSetError() {
-	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 4}}
-	status.SetError(w, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size -1: must be positive")))
+func ExampleSet() {
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 2}}
+	status.Set(w, metav1.Condition{Type: "Available", Status: metav1.ConditionTrue, Reason: "MinimumReplicas", Message: "3/3"})
+	status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "1/3"})
+	ltt := status.Get(w, status.Ready).LastTransitionTime
+
+	// Only the message changes: the transition time stays.
+	changed := status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "2/3"})
+	fmt.Println("changed:", changed, "transition time kept:", status.Get(w, status.Ready).LastTransitionTime.Equal(&ltt))
+	// The same again: no change.
+	fmt.Println("changed:", status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "2/3"}))
+
 	for _, c := range w.Status.Conditions {
 		fmt.Println(c.Type, c.Status, c.Reason, c.Message, c.ObservedGeneration)
 	}
 	// Output:
+	// changed: true transition time kept: true
+	// changed: false
+	// Ready False Waiting 2/3 2
+	// Available True MinimumReplicas 3/3 2
+}
+
+func ExampleSetError() {
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 4}}
+	err := koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size -1: must be positive"))
+	status.SetError(w, err)
+	for _, c := range w.Status.Conditions {
+		fmt.Println(c.Type, c.Status, c.Reason, c.Message, c.ObservedGeneration)
+	}
+	fmt.Println("current:", status.IsCurrent(w))
+	// Output:
 	// Ready False Invalid spec.size -1: must be positive 4
 	// Stalled True Invalid spec.size -1: must be positive 4
+	// current: true
 }
 
 func ExampleMarkReady() {
@@ -30,4 +58,56 @@ func ExampleMarkReady() {
 	// Output:
 	// 2 false
 	// 1 true
+}
+
+func ExampleIsCurrent() {
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
+	status.SetError(w, nil) // generation 1 handled
+	fmt.Println(status.IsCurrent(w))
+	w.Generation = 2 // someone edited the spec
+	fmt.Println(status.IsCurrent(w))
+	status.SetError(w, koperrors.Errorf(koperrors.Unavailable, "registry down")) // will be retried
+	fmt.Println(status.IsCurrent(w))
+	// Output:
+	// true
+	// false
+	// false
+}
+
+// WidgetReconciler is a plain controller-runtime reconciler.
+type WidgetReconciler struct {
+	client.Client
+}
+
+func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var w widget.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := status.NewPatcher(&w) // right after the read
+	err := r.scale(ctx, &w)
+	status.SetError(&w, err)
+	// One apply of the whole status, or no request if nothing changed.
+	if _, perr := p.Patch(ctx, r.Client, &w, "widget-controller"); perr != nil {
+		return ctrl.Result{}, koperrors.Join(err, perr)
+	}
+	return ctrl.Result{}, err
+}
+
+func (r *WidgetReconciler) scale(_ context.Context, w *widget.Widget) error {
+	w.Status.Phase = fmt.Sprintf("Scaled to %d", w.Spec.Size)
+	return nil
+}
+
+// A plain controller-runtime reconciler: NewPatcher after the read,
+// SetError with the outcome, Patch at the end.
+func ExamplePatcher() {
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{})
+	if err != nil {
+		panic(err)
+	}
+	err = ctrl.NewControllerManagedBy(mgr).For(&widget.Widget{}).Complete(&WidgetReconciler{Client: mgr.GetClient()})
+	if err != nil {
+		panic(err)
+	}
 }

@@ -5,88 +5,190 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 )
 
-// Writer is what [Patcher.Patch] needs: client.Client satisfies it.
+// Writer is what [Patcher.Patch] needs: a status subresource writer and
+// the scheme that maps typed objects to their kind. client.Client
+// satisfies it, a manager's client included.
 type Writer interface {
-	Status() client.SubResourceWriter
+	client.StatusClient
 	Scheme() *runtime.Scheme
 }
 
-// Patcher writes an object's status only when it changed. Take one when the
-// object is read, before changing its status; Patch then compares and sends
-// one server-side apply of the whole status, or nothing:
+// Patcher writes one object's status only when it changed. Take it right
+// after reading the object, before changing its status; [Patcher.Patch]
+// then compares and sends one server-side apply of the whole status, or
+// nothing:
 //
 //	p := status.NewPatcher(app)
-//	status.MarkReady(app, "Deployed", "3/3 replicas ready")
 //	app.Status.URL = url
-//	changed, err := p.Patch(ctx, c, app, "webapp-controller")
+//	status.MarkReady(app, "Deployed", "3/3 replicas ready")
+//	sent, err := p.Patch(ctx, c, app, "webapp-controller")
 //
-// It needs no GET: the object as read is the "before".
+// It needs no GET: the object as read is the "before". A Patcher holds a
+// copy of the status only, not of the whole object. It is not safe for
+// concurrent use; one reconcile uses one Patcher.
 type Patcher struct {
-	before any // the status as read, as unstructured data
-	err    error
+	uid             types.UID
+	resourceVersion string // of the object as read, then of the last write
+	before          any    // the status as read, then as last written, as unstructured data
+	err             error  // converting the object failed
 }
 
-// NewPatcher snapshots obj's status.
+// NewPatcher snapshots obj's status (and its UID and resourceVersion).
 func NewPatcher(obj client.Object) *Patcher {
 	before, err := statusOf(obj)
-	return &Patcher{before: before, err: err}
+	return &Patcher{uid: obj.GetUID(), resourceVersion: obj.GetResourceVersion(), before: before, err: err}
 }
 
-// Patch writes obj's status to the status subresource if it differs from
-// the snapshot, as one server-side apply owned by fieldOwner that carries
-// every status field (conditions and scalars together, so neither drops the
-// other), forcing ownership of those fields. It reports whether it sent a
-// request. The status sent is owned by fieldOwner from then on: a field
-// removed from status in a later Patch is removed from the object.
-func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldOwner string) (bool, error) {
+// Patch writes obj's status to its status subresource if it differs from
+// the snapshot, and reports whether it sent a request.
+//
+// The request is one server-side apply, owned by fieldOwner, whose body is
+// obj's apiVersion, kind, name, namespace and whole status: scalars and
+// conditions travel together, so no write drops a field another write set,
+// and a field or condition removed from status since the last Patch is
+// removed from the object (it was owned by fieldOwner and is no longer
+// applied). Ownership of status fields is forced unless [Force](false) is
+// passed (see [PatchOptions]).
+//
+// Unchanged means equal once converted to JSON-shaped data, so times are
+// compared at the second precision the API keeps. When this process wrote
+// the object's status since the snapshot's resourceVersion (the cache had
+// not yet caught up with that write when the object was read) and the
+// status differs from what was written, Patch sends even when obj equals
+// the snapshot: see "Stale caches" in the package documentation.
+//
+// On success obj's resourceVersion is the one the server returned and the
+// Patcher's snapshot becomes the status sent, so a second Patch in the
+// same reconcile sends only what changed after the first. Errors name the
+// object; their kind is that of the API error (koperrors.KindOf), except a
+// field-manager conflict under Force(false), which is Invalid.
+func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldOwner string, opts ...PatchOption) (bool, error) {
 	o := koperrors.ObjectOf(obj)
-	if p.err != nil {
-		return false, koperrors.Wrap(p.err, "read status", o)
-	}
-	if fieldOwner == "" {
+	switch {
+	case p.err != nil:
+		return false, koperrors.WrapKind(koperrors.Serialization, p.err, "read status of", o)
+	case fieldOwner == "":
 		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: field owner is required", o)
+	case p.uid != "" && obj.GetUID() != p.uid:
+		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: the Patcher was made for the object with UID %s, not %s", o, p.uid, obj.GetUID())
 	}
 	after, err := statusOf(obj)
 	if err != nil {
-		return false, koperrors.Wrap(err, "read status", o)
+		return false, koperrors.WrapKind(koperrors.Serialization, err, "read status of", o)
 	}
-	if equality.Semantic.DeepEqual(p.before, after) {
+	if !p.mustSend(after) {
 		return false, nil
 	}
-	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	opt := patchOptions(opts)
+	gvk, err := gvkOf(obj, c.Scheme())
 	if err != nil {
-		return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status", o)
+		return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status of", o)
 	}
-	u := &unstructured.Unstructured{Object: map[string]any{"status": after}}
+	u := &unstructured.Unstructured{Object: map[string]any{}}
+	if after != nil {
+		u.Object["status"] = after
+	}
+	// else: no status at all, so that fieldOwner owns no status field.
+	// Sending "status: {}" instead makes the server store status: null,
+	// which a CRD's schema rejects (kubernetes/kubernetes#117447).
 	u.SetGroupVersionKind(gvk)
 	u.SetName(obj.GetName())
 	u.SetNamespace(obj.GetNamespace())
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(fieldOwner), client.ForceOwnership); err != nil {
-		return false, koperrors.Wrap(err, "patch status", o)
+	applyOpts := []client.SubResourceApplyOption{client.FieldOwner(fieldOwner)}
+	if opt.Force {
+		applyOpts = append(applyOpts, client.ForceOwnership)
 	}
-	if rv := u.GetResourceVersion(); rv != "" {
-		obj.SetResourceVersion(rv)
+	if opt.DryRun {
+		applyOpts = append(applyOpts, client.DryRunAll)
 	}
-	p.before = after
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...); err != nil {
+		if apierrors.IsConflict(err) && apierrors.HasStatusCause(err, metav1.CauseTypeFieldManagerConflict) {
+			return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status of", o)
+		}
+		return false, koperrors.Wrap(err, "patch status of", o)
+	}
+	if opt.DryRun {
+		return true, nil
+	}
+	rv := u.GetResourceVersion()
+	obj.SetResourceVersion(rv)
+	p.before, p.resourceVersion = after, rv
+	if uid := u.GetUID(); uid != "" {
+		writes.put(lastWrite{uid: uid, resourceVersion: rv, status: after})
+	}
 	return true, nil
 }
 
-// statusOf returns obj's .status as unstructured data.
+// mustSend decides whether status after must be written. The snapshot is
+// the server's status as of the read; the write log knows whether this
+// process wrote a status the read did not include yet. Remembering can only
+// turn a skip into a send (that the server answers without a new
+// resourceVersion when nothing differs), never the reverse.
+func (p *Patcher) mustSend(after any) bool {
+	if !equality.Semantic.DeepEqual(p.before, after) {
+		return true
+	}
+	if p.uid == "" {
+		return false
+	}
+	last, ok := writes.get(p.uid)
+	switch {
+	case !ok:
+		return false
+	case last.resourceVersion == p.resourceVersion:
+		writes.forget(p.uid) // the read already includes our last write
+		return false
+	default:
+		// The read may predate our last write: skip only if that write
+		// holds the same status.
+		return !equality.Semantic.DeepEqual(last.status, after)
+	}
+}
+
+// statusOf returns obj's .status as unstructured data: nil when it has
+// none or an empty one, so that absent, null and {} compare equal.
 func statusOf(obj client.Object) (any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return runtime.DeepCopyJSONValue(u.Object["status"]), nil
+	var st any
+	if u, ok := obj.(runtime.Unstructured); ok {
+		st = runtime.DeepCopyJSONValue(u.UnstructuredContent()["status"])
+	} else {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, fmt.Errorf("convert %T to unstructured: %w", obj, err)
+		}
+		st = m["status"]
 	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, fmt.Errorf("convert %T: %w", obj, err)
+	if m, ok := st.(map[string]any); ok && len(m) == 0 {
+		return nil, nil
 	}
-	return m["status"], nil
+	return st, nil
+}
+
+// gvkOf is obj's kind from the scheme, or from its TypeMeta when the scheme
+// does not know its Go type.
+func gvkOf(obj client.Object, scheme *runtime.Scheme) (schema.GroupVersionKind, error) {
+	set := obj.GetObjectKind().GroupVersionKind()
+	if scheme == nil {
+		if set.Kind == "" || set.Version == "" {
+			return schema.GroupVersionKind{}, fmt.Errorf("no scheme, and %T has no apiVersion and kind", obj)
+		}
+		return set, nil
+	}
+	gvk, err := apiutil.GVKForObject(obj, scheme)
+	if err != nil && set.Kind != "" && set.Version != "" {
+		return set, nil
+	}
+	return gvk, err
 }

@@ -1,5 +1,0 @@
-package errors_test
-
-import clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-
-func clientcmdapiEmpty() *clientcmdapi.Config { return clientcmdapi.NewConfig() }

@@ -1,0 +1,48 @@
+package meta_test
+
+import (
+	"errors"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	kopmeta "github.com/kopgo/kopgo/meta"
+)
+
+var deployGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
+
+// deploy is a typed owner as a client returns it: empty TypeMeta.
+func deploy(ns, name string, uid types.UID) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: uid}}
+}
+
+// problem is one expected entry of a ValidationError.
+type problem struct {
+	Type  field.ErrorType
+	Field string
+	Value any
+}
+
+// problemsOf returns the entries of err, which must be nil or a
+// *kopmeta.ValidationError.
+func problemsOf(t *testing.T, err error) []problem {
+	t.Helper()
+	if err == nil {
+		return nil
+	}
+	verr, ok := errors.AsType[*kopmeta.ValidationError](err)
+	if !ok {
+		t.Fatalf("error %q is a %T, want a *kopmeta.ValidationError", err, err)
+	}
+	out := make([]problem, len(verr.Fields))
+	for i, f := range verr.Fields {
+		out[i] = problem{f.Type, f.Field, f.BadValue}
+	}
+	return out
+}
+
+func invalid(path string, value any) problem { return problem{field.ErrorTypeInvalid, path, value} }
+func required(path string) problem           { return problem{field.ErrorTypeRequired, path, ""} }

@@ -1,0 +1,111 @@
+package resources_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/resources"
+	"github.com/kopgo/kopgo/scope"
+)
+
+func TestPoll(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c, tr := countedClient(t)
+	ready := func(cm *corev1.ConfigMap) (bool, error) { return cm.Data["ready"] == "yes", nil }
+
+	t.Run("missing object is NotFound by default", func(t *testing.T) {
+		got, err := resources.Poll(t.Context(), c, scope.Namespaced(ns), "later", ready)
+		if got != nil || !koperrors.IsNotFound(err) {
+			t.Errorf("Poll = %v, %v; want nil and NotFound", got, err)
+		}
+	})
+
+	t.Run("waits for creation and the condition", func(t *testing.T) {
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}}
+			_ = cluster.Client().Create(context.Background(), cm)
+			time.Sleep(300 * time.Millisecond)
+			cm.Data = map[string]string{"ready": "yes"}
+			_ = cluster.Client().Update(context.Background(), cm)
+		}()
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		tr.Reset()
+		start := time.Now()
+		got, err := resources.Poll(ctx, c, scope.Namespaced(ns), "later", ready, resources.AllowNotFound{})
+		t.Logf("Poll: %d reads over %s", tr.Requests.Load(), time.Since(start))
+		if err != nil || got == nil || got.Data["ready"] != "yes" {
+			t.Fatalf("Poll = %v, %v", got, err)
+		}
+	})
+
+	t.Run("deadline reports the last state", func(t *testing.T) {
+		current, err := resources.Get[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "later")
+		if err != nil {
+			t.Fatal(err)
+		}
+		short, cancel := context.WithTimeout(t.Context(), 600*time.Millisecond)
+		defer cancel()
+		never := func(*corev1.ConfigMap) (bool, error) { return false, nil }
+		got, err := resources.Poll(short, c, scope.Namespaced(ns), "later", never)
+		if !koperrors.IsTimeout(err) {
+			t.Fatalf("Poll past its deadline = %v, want Kind Timeout", err)
+		}
+		if got == nil || got.Data["ready"] != "yes" {
+			t.Errorf("Poll past its deadline returned %v, want the last object read", got)
+		}
+		want := "poll ConfigMap " + ns + "/later: context deadline exceeded; last seen resourceVersion " + current.ResourceVersion
+		if !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("error = %q, want prefix %q", err, want)
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("error %v does not wrap context.DeadlineExceeded", err)
+		}
+	})
+
+	t.Run("condition error ends the poll", func(t *testing.T) {
+		boom := errors.New("boom")
+		got, err := resources.Poll(t.Context(), c, scope.Namespaced(ns), "later", func(*corev1.ConfigMap) (bool, error) { return false, boom })
+		if !errors.Is(err, boom) || got == nil {
+			t.Errorf("Poll = %v, %v; want the object and boom", got, err)
+		}
+	})
+
+	t.Run("PollUntilGone with ForUID", func(t *testing.T) {
+		old, err := resources.Get[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "later")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := resources.Delete[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "later"); err != nil {
+			t.Fatal(err)
+		}
+		configMaps(t, ns, "later") // re-created under the same name
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		if last, err := resources.PollUntilGone[corev1.ConfigMap](ctx, c, scope.Namespaced(ns), "later", resources.ForUID(old.UID)); last != nil || err != nil {
+			t.Errorf("PollUntilGone(ForUID) = %v, %v; want nil, nil", last, err)
+		}
+		short, cancel2 := context.WithTimeout(t.Context(), 400*time.Millisecond)
+		defer cancel2()
+		if _, err := resources.PollUntilGone[corev1.ConfigMap](short, c, scope.Namespaced(ns), "later"); !koperrors.IsTimeout(err) {
+			t.Errorf("PollUntilGone without ForUID = %v, want a Timeout", err)
+		}
+	})
+
+	t.Run("cancellation is not a timeout", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		_, err := resources.Poll(ctx, c, scope.Namespaced(ns), "later", func(*corev1.ConfigMap) (bool, error) { return false, nil })
+		if err == nil || koperrors.IsTimeout(err) || !errors.Is(err, context.Canceled) {
+			t.Errorf("Poll after cancel = %v, want context.Canceled and not a Timeout", err)
+		}
+	})
+}
