@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"reflect"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -21,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -86,8 +84,9 @@ func (b *Builder[T]) Config(cfg *rest.Config) *Builder[T] { b.config = cfg; retu
 // Scheme sets the scheme of Run's manager. Default: client-go's scheme.
 func (b *Builder[T]) Scheme(s *runtime.Scheme) *Builder[T] { b.scheme = s; return b }
 
-// HealthPort serves /healthz (liveness) and /readyz (readiness: caches
-// synced and the API server reachable) on port; 0 picks a free port.
+// HealthPort serves /healthz (liveness) and /readyz (readiness) on port.
+// /readyz answers 503 until the caches synced and whenever the API server
+// does not answer, 200 otherwise; standby replicas serve both too.
 func (b *Builder[T]) HealthPort(port int) *Builder[T] { b.healthPort = port; return b }
 
 // MetricsPort serves Prometheus /metrics (controller-runtime's and kopgo's
@@ -271,7 +270,6 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	opts := manager.Options{
 		Scheme:                        scheme,
 		Metrics:                       metricsserver.Options{BindAddress: addr(b.metricsPort)},
-		HealthProbeBindAddress:        addr(b.healthPort),
 		LeaderElection:                b.leaderName != "",
 		LeaderElectionNamespace:       b.leaderNamespace,
 		LeaderElectionID:              b.leaderName,
@@ -302,10 +300,7 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 		return koperrors.Wrap(err, "create manager", koperrors.Object{})
 	}
 	if b.healthPort >= 0 {
-		if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-			return err
-		}
-		if err := mgr.AddReadyzCheck("kopgo", readiness(mgr)); err != nil {
+		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: readiness(mgr)}); err != nil {
 			return err
 		}
 	}
@@ -315,25 +310,59 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	return mgr.Start(ctx)
 }
 
+// probeServer serves /healthz and /readyz. It answers 503 Service
+// Unavailable while not ready, as load balancers and Kubernetes expect (the
+// manager's own probe server answers 500), and runs on standby replicas too.
+type probeServer struct {
+	addr  string
+	ready func(*http.Request) error
+}
+
+// NeedLeaderElection reports false: a standby replica is alive and ready.
+func (p *probeServer) NeedLeaderElection() bool { return false }
+
+// Start serves until ctx ends.
+func (p *probeServer) Start(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if err := p.ready(r); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	ln, err := net.Listen("tcp", p.addr)
+	if err != nil {
+		return koperrors.WrapKind(koperrors.Config, err, "listen for probes on "+p.addr, koperrors.Object{})
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		return err
+	}
+	return nil
+}
+
 // readiness is ready once the manager's caches synced, and while the API
 // server answers (a controller cut off from it is not doing its job).
-func readiness(mgr manager.Manager) healthz.Checker {
-	var synced atomic.Bool
-	_ = mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		synced.Store(mgr.GetCache().WaitForCacheSync(ctx))
-		return nil
-	}))
+func readiness(mgr manager.Manager) func(*http.Request) error {
 	hc, err := rest.HTTPClientFor(mgr.GetConfig())
 	host := mgr.GetConfig().Host
 	return func(req *http.Request) error {
-		if !synced.Load() {
-			return fmt.Errorf("caches not synced")
-		}
 		if err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
 		defer cancel()
+		if !mgr.GetCache().WaitForCacheSync(ctx) {
+			return fmt.Errorf("caches not synced")
+		}
 		r, rerr := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
 		if rerr != nil {
 			return rerr

@@ -184,8 +184,9 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 	}
 }
 
-// Readiness follows the API server: unready while it is down, ready again
-// when it is back.
+// Readiness: 503 before the caches sync (the API server is down when the
+// controller starts), 200 once they have, 503 while the API server is down,
+// 200 when it is back.
 func TestReadinessFollowsAPIServer(t *testing.T) {
 	kit, err := testkit.Start(t.Context(), testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widget.CRD()}})
 	if err != nil {
@@ -194,6 +195,7 @@ func TestReadinessFollowsAPIServer(t *testing.T) {
 	t.Cleanup(kit.Stop)
 	health := freePort(t)
 	var reconciles atomic.Int32
+	kit.StopAPIServer()
 	run(t, kopcontroller.New[*widget.Widget]("widgets-readiness", childMaker(&reconciles)).
 		Config(kit.Config).Scheme(scheme).HealthPort(health).Recorder(observability.Nop{}))
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
@@ -206,9 +208,16 @@ func TestReadinessFollowsAPIServer(t *testing.T) {
 			return nil
 		}
 	}
-	eventually(t, 30*time.Second, "ready", want(http.StatusOK))
+	eventually(t, 30*time.Second, "alive and unready before the caches sync", want(http.StatusServiceUnavailable))
+	if code, _, err := get(fmt.Sprintf("http://127.0.0.1:%d/healthz", health)); err != nil || code != http.StatusOK {
+		t.Errorf("/healthz before sync = %d, %v, want 200", code, err)
+	}
+	if err := kit.StartAPIServer(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "ready after the caches sync", want(http.StatusOK))
 	kit.StopAPIServer()
-	eventually(t, 30*time.Second, "unready while the API server is down", want(http.StatusInternalServerError))
+	eventually(t, 30*time.Second, "unready while the API server is down", want(http.StatusServiceUnavailable))
 	if err := kit.StartAPIServer(t.Context()); err != nil {
 		t.Fatal(err)
 	}
