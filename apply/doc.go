@@ -1,57 +1,104 @@
 // Package apply is server-side apply that says what it did (Created,
-// Updated or Unchanged) and sends nothing when nothing would change.
+// Updated or Unchanged) and sends nothing when nothing would change. It needs
+// no kopgo Builder: an [Applier] works inside any controller-runtime
+// reconciler.
 //
 //	a, err := apply.New(mgr.GetConfig(), "webapp-controller",
-//		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()))
+//		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
+//		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
 //
 //	res, err := a.Apply(ctx, appsv1ac.Deployment("web", ns).WithSpec(...))
-//	res.Outcome // apply.Created, apply.Updated or apply.Unchanged
+//	res.Outcome  // apply.Created, apply.Updated or apply.Unchanged
+//	res.Object   // the object after the apply
+//	res.Requests // 0 or 1
 //
-// Every apply names its field owner; Force and DryRun are per-call options.
+// Every apply names its field manager: [New] requires one, and [FieldOwner]
+// overrides it per call. [Force] and [DryRun] are the other per-call options
+// ([ApplyOption], controller-runtime's client.Options style).
 //
 // # Inputs
 //
 //   - A client-go apply configuration: exactly the fields set are sent and
 //     owned. The recommended form.
-//   - An *unstructured.Unstructured authored as partial intent: the same.
+//   - An *unstructured.Unstructured authored as partial intent: sent as is.
 //   - A typed object (*appsv1.Deployment): convenient, with one caveat. Its
-//     unstructured form is pruned of status, of server-set metadata
-//     (creationTimestamp, resourceVersion, uid, managedFields, ...), of
-//     nulls, and of the empty objects Go's non-pointer structs produce
-//     (strategy: {}, resources: {}), so a nil spec.replicas stays unowned and
-//     an HPA's replicas survive every apply. What remains owned is every
-//     non-empty field, including zero values of fields without omitempty.
-//     Prefer apply configurations where that matters.
+//     apiVersion and kind come from the scheme (typed objects usually have an
+//     empty TypeMeta), and its unstructured form is pruned of what a Go
+//     struct adds by itself: status, server-set metadata (creationTimestamp,
+//     resourceVersion, uid, generation, managedFields, ...), null values
+//     (nil pointers, maps and slices: a nil spec.replicas stays unowned, so
+//     an HPA's replicas survive every apply) and the empty objects of
+//     non-pointer structs (strategy: {}, resources: {}, a pod template's
+//     creationTimestamp: null).
+//
+// What a typed object still owns: every non-empty value, and the zero
+// values of scalar fields without omitempty (false, 0, "" are
+// indistinguishable from "set to zero" once in a struct), as well as an
+// explicitly empty map (pruned like a nil one, so not owned). When ownership
+// matters field by field, use an apply configuration.
 //
 // # Outcome without a GET
 //
-// The API server answers an apply that creates with 201 and one to an
-// existing object with 200; the Applier builds its own client whose
-// transport records that status, so Created is exact. Updated or Unchanged
-// compares the resourceVersion returned with the versions known before the
-// request: the cache's and the one this Applier got from its previous apply
-// of the object. If neither is known (the first apply to an existing object
-// since start without a cache), the result is reported Updated.
+// Created is exact: the API server answers an apply that creates with 201
+// and an apply to an existing object with 200 (k8s.io/apiserver's patch
+// handler). The Applier builds its own client (on [WithHTTPClient]'s client
+// when given, sharing its connections) whose transport records the status
+// of each response into a slot carried by the request's context; no
+// guessing from timestamps or generation.
+//
+// Updated or Unchanged compares the resourceVersion the server returned with
+// the versions known just before the request: the cache's copy (free) and
+// the one this Applier's previous apply of the object returned. An equal
+// version proves the apply wrote nothing (every write moves the
+// resourceVersion), so Unchanged is never wrong. A moved version is reported
+// Updated. That is exact when the previous version is known, which is the
+// case with a synced cache. It over-reports in one case only: without a
+// cache, after someone else wrote the object since this Applier last
+// applied it (or on the first apply of an existing object since start), the
+// Applier cannot tell their write from its own and reports Updated. The
+// alternative, a GET before each apply, would cost the request this package
+// exists to save.
+//
+// A dry run does not move the resourceVersion; its Updated or Unchanged
+// compares the server's answer with the cache's copy at the same version
+// (Updated when there is no such copy).
 //
 // # Zero requests for an unchanged object
 //
-// The Applier remembers, per object, the UID, the resourceVersion the server
-// returned and a hash of the intent it sent. When the same intent is applied
-// again and the cache (WithCache; a manager's cache costs no request) still
-// holds that UID and resourceVersion, nobody changed the object since, so
-// nothing is sent: Unchanged with Requests == 0. Any change by anyone moves
-// the resourceVersion and costs exactly one apply. Measured against the real
-// API server: create 1 request, update 1, unchanged 0 with a cache and 1
-// without. Memory is bounded (WithMaxRecords, default 10000, least recently
-// applied forgotten first), and an object the cache no longer has is
-// forgotten.
+// The Applier remembers, per object (group, kind, namespace, name), the UID,
+// the resourceVersion the server returned and a hash of the intent it sent
+// (with the field owner and Force). When the same intent is applied again
+// and the cache ([WithCache]) still holds that UID and resourceVersion,
+// nobody has changed the object since, so nothing is sent: Unchanged with
+// Requests == 0 and Object the cache's copy. Any change by anyone moves the
+// resourceVersion and costs exactly one apply, which the server turns into a
+// no-op when our fields are intact.
+//
+// Measured against a real kube-apiserver (see the tests and
+// BenchmarkApplyUnchanged): create 1 request, update 1, unchanged 0 with a
+// cache and 1 without; bad input that can be seen locally 0.
+//
+// Memory is bounded: at most [WithMaxRecords] objects (default
+// [DefaultMaxRecords]), least recently applied forgotten first. An object is
+// also forgotten when the cache says it is gone or holds another UID, on
+// [Applier.Forget], and on deletes an informer reports to
+// [Applier.ForgetOnDelete]. A forgotten object costs one request next time.
 //
 // # Errors
 //
-// Problems visible locally send nothing and are errors of Kind Invalid
-// naming the object and the field: no apiVersion/kind, no metadata.name, a
-// kind the API server does not serve, no namespace for a namespaced kind or
-// one for a cluster-scoped kind. A field-manager conflict is also Invalid,
-// not Conflict: retrying cannot fix it; the message names the other manager
-// and the field, and Force takes the field over.
+// Errors are koperrors errors naming the object ("apply Deployment
+// default/web: ..."). Problems visible locally send no apply request and are
+// of Kind Invalid, naming the field: no apiVersion/kind, no metadata.name, a
+// kind the API server does not serve (the RESTMapper may ask discovery), no
+// metadata.namespace for a namespaced kind or one for a cluster-scoped kind
+// (checked with [scope.Scope.Check]), an empty field owner, an input that is
+// not an object.
+//
+// A field-manager conflict (another manager owns a field with another value)
+// is of Kind Invalid, not Conflict, and its chain holds a [*ConflictError]
+// listing each field and its manager ([Conflicts]). Unlike an
+// optimistic-concurrency 409, which the reconcile loop retries at once and
+// silently, retrying cannot help until the other manager lets go: apply with
+// [Force] to take the fields over, or stop setting them. Kind Invalid makes
+// the loop log it and back off, instead of retrying it quietly forever.
 package apply

@@ -4,12 +4,55 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kopgo/kopgo/apply"
+	koperrors "github.com/kopgo/kopgo/errors"
 )
 
+// A plain controller-runtime reconciler that applies a ConfigMap per
+// Deployment. The Applier shares the manager's HTTP client, RESTMapper and
+// cache; an unchanged ConfigMap costs no request.
+func Example() {
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	applier, err := apply.New(mgr.GetConfig(), "settings-controller",
+		apply.WithScheme(mgr.GetScheme()),
+		apply.WithCache(mgr.GetCache()),
+		apply.WithHTTPClient(mgr.GetHTTPClient()),
+		apply.WithRESTMapper(mgr.GetRESTMapper()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		var d appsv1.Deployment
+		if err := mgr.GetClient().Get(ctx, req.NamespacedName, &d); err != nil {
+			return reconcile.Result{}, client.IgnoreNotFound(err)
+		}
+		res, err := applier.Apply(ctx, corev1ac.ConfigMap(d.Name+"-settings", d.Namespace).
+			WithData(map[string]string{"image": d.Spec.Template.Spec.Containers[0].Image}))
+		if err != nil {
+			return reconcile.Result{}, err
+		}
+		ctrl.LoggerFrom(ctx).Info("Applied settings", "outcome", res.Outcome.String(), "requests", res.Requests)
+		return reconcile.Result{}, nil
+	})
+	if err := ctrl.NewControllerManagedBy(mgr).For(&appsv1.Deployment{}).Complete(r); err != nil {
+		fmt.Println(err)
+		return
+	}
+	_ = mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// Apply a ConfigMap and act on the outcome.
 func ExampleApplier_Apply() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -23,11 +66,20 @@ func ExampleApplier_Apply() {
 	}
 	res, err := a.Apply(context.Background(),
 		corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}))
+	switch {
+	case apply.Conflicts(err) != nil:
+		// Another field manager owns some of these fields: take them over.
+		res, err = a.Apply(context.Background(),
+			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), apply.Force(true))
+	case koperrors.IsInvalid(err):
+		fmt.Println("bad intent:", err)
+		return
+	}
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Outcome) // Created the first time, Unchanged after
+	fmt.Println(res.Outcome, res.Object.GetResourceVersion())
 }
 
 func ExampleOutcome() {
@@ -38,4 +90,11 @@ func ExampleOutcome() {
 	// Created
 	// Updated
 	// Unchanged
+}
+
+func ExampleFieldConflict() {
+	c := apply.FieldConflict{Manager: "hpa-controller", Field: ".spec.replicas"}
+	fmt.Printf("%s is owned by %s\n", c.Field, c.Manager)
+	// Output:
+	// .spec.replicas is owned by hpa-controller
 }

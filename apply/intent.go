@@ -4,10 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -15,6 +15,9 @@ import (
 // toIntent turns the three accepted inputs into the unstructured intent sent
 // to the server.
 func toIntent(in any, scheme *runtime.Scheme) (*unstructured.Unstructured, error) {
+	if in == nil || (reflect.ValueOf(in).Kind() == reflect.Pointer && reflect.ValueOf(in).IsNil()) {
+		return nil, fmt.Errorf("cannot apply a nil %T", in)
+	}
 	switch v := in.(type) {
 	case *unstructured.Unstructured:
 		return v.DeepCopy(), nil
@@ -89,19 +92,22 @@ func pruneEmpty(m map[string]any) {
 	}
 }
 
-// hashIntent hashes the intent as it will be sent; encoding/json sorts map
-// keys, so equal intents hash equal.
-func hashIntent(u *unstructured.Unstructured, o Options) ([32]byte, error) {
+// hashIntent hashes the intent as it will be sent, with the field owner and
+// Force: an apply under another owner or with Force is another intent.
+// encoding/json sorts map keys, so equal intents hash equal.
+func hashIntent(u *unstructured.Unstructured, o ApplyOptions) ([32]byte, error) {
 	data, err := json.Marshal(u.Object)
 	if err != nil {
 		return [32]byte{}, err
 	}
+	h := sha256.New()
+	h.Write(data)
+	h.Write([]byte{0})
+	h.Write([]byte(o.FieldOwner))
 	if o.Force {
-		data = append(data, 'F')
+		h.Write([]byte{0, 'F'})
 	}
-	return sha256.Sum256(data), nil
-}
-
-func apiutilGVK(obj client.Object, scheme *runtime.Scheme) (schema.GroupVersionKind, error) {
-	return apiutil.GVKForObject(obj, scheme)
+	var sum [32]byte
+	h.Sum(sum[:0])
+	return sum, nil
 }

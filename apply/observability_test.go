@@ -1,6 +1,7 @@
 package apply_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -30,11 +31,14 @@ func TestApplyMetricsAndSpans(t *testing.T) {
 		}
 	}
 	parent.End()
-	if got := testutil.ToFloat64(m.ApplyCounter("web", "Created")); got != 1 {
-		t.Errorf("Created applies counted %v, want 1", got)
-	}
-	if got := testutil.ToFloat64(m.ApplyCounter("web", "Unchanged")); got != 1 {
-		t.Errorf("Unchanged applies counted %v, want 1", got)
+	want := `
+# HELP kopgo_apply_total` + applyHelp(t, reg) + `
+# TYPE kopgo_apply_total counter
+kopgo_apply_total{controller="web",outcome="Created"} 1
+kopgo_apply_total{controller="web",outcome="Unchanged"} 1
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kopgo_apply_total"); err != nil {
+		t.Error(err)
 	}
 	var children int
 	for _, s := range spans.Ended() {
@@ -45,4 +49,21 @@ func TestApplyMetricsAndSpans(t *testing.T) {
 	if children != 2 {
 		t.Errorf("%d apply spans under the caller's span, want 2", children)
 	}
+}
+
+// applyHelp returns the HELP text of kopgo_apply_total, with its leading
+// space, so that the comparison is about the samples only.
+func applyHelp(t *testing.T, reg *prometheus.Registry) string {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "kopgo_apply_total" {
+			return " " + f.GetHelp()
+		}
+	}
+	t.Fatal("kopgo_apply_total is not registered")
+	return ""
 }

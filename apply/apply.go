@@ -1,0 +1,214 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
+)
+
+// Apply server-side applies obj, which is one of:
+//
+//   - a client-go apply configuration (runtime.ApplyConfiguration, such as
+//     appsv1ac.Deployment("web", ns).WithSpec(...)): the recommended form;
+//   - an *unstructured.Unstructured holding only the fields the caller means
+//     to own;
+//   - a typed object (client.Object, such as *appsv1.Deployment), pruned of
+//     what the caller did not set (see the package documentation).
+//
+// obj is not modified. Problems visible locally (no kind, no name, a kind the
+// server does not serve, a namespace where the kind has none or none where
+// it needs one) are errors of Kind Invalid and send no apply request. A
+// field-manager conflict is an error of Kind Invalid whose chain holds a
+// [*ConflictError] naming the fields and their managers.
+//
+// Each call is a span named "apply" under the span in ctx (no cost without
+// tracing), and with [WithMetrics] its outcome is counted in
+// kopgo_apply_total (dry runs excepted).
+func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res Result, err error) {
+	o := ApplyOptions{FieldOwner: a.fieldOwner}
+	for _, opt := range opts {
+		opt.ApplyToApplyOptions(&o)
+	}
+	ctx, span := observability.StartSpan(ctx, "apply")
+	defer func() {
+		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
+		if err == nil && !o.DryRun && a.metrics != nil {
+			a.metrics.RecordApply(a.controller, res.Outcome.String())
+		}
+		observability.EndSpan(span, "", err)
+	}()
+	u, err := toIntent(obj, a.scheme)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", describe(obj))
+	}
+	gvk := u.GroupVersionKind()
+	ref := koperrors.Object{GroupVersionKind: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+	span.SetAttributes(attribute.String("k8s.object.kind", ref.Kind), attribute.String("k8s.namespace.name", ref.Namespace), attribute.String("k8s.object.name", ref.Name))
+	return a.apply(ctx, u, ref, o)
+}
+
+// apply is [Applier.Apply] once the input is an intent.
+func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref koperrors.Object, o ApplyOptions) (Result, error) {
+	gvk := u.GroupVersionKind()
+	if err := a.validate(u, o); err != nil {
+		return Result{}, koperrors.Wrap(err, "apply", ref)
+	}
+	key := keyOf(gvk.GroupKind(), u.GetNamespace(), u.GetName())
+	hash, err := hashIntent(u, o)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Serialization, err, "apply", ref)
+	}
+
+	// What was the object before? The cache's copy and our record of the
+	// last apply, both free. An apply that returns one of their
+	// resourceVersions wrote nothing.
+	var known []string
+	var live client.Object
+	rec, remembered := a.records.get(key)
+	if a.cache != nil {
+		live, err = a.readCache(ctx, gvk, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()})
+		switch {
+		case apierrors.IsNotFound(err):
+			a.records.forget(key)
+			remembered = false
+		case err != nil:
+			// A cache that cannot answer costs the shortcut, not the apply.
+			log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(u.GetNamespace(), u.GetName()), "kind", gvk.Kind, "error", err.Error())
+			live = nil
+		case remembered && rec.uid != live.GetUID():
+			a.records.forget(key) // deleted and recreated since
+			remembered = false
+			known = append(known, live.GetResourceVersion())
+		default:
+			known = append(known, live.GetResourceVersion())
+			if !o.DryRun && remembered && rec.intent == hash && rec.resourceVersion == live.GetResourceVersion() {
+				cached, err := a.toUnstructured(live, gvk)
+				if err == nil {
+					return Result{Outcome: Unchanged, Object: cached}, nil
+				}
+			}
+		}
+	}
+	if remembered {
+		known = append(known, rec.resourceVersion)
+	}
+
+	applyOpts := []client.ApplyOption{client.FieldOwner(o.FieldOwner)}
+	if o.Force {
+		applyOpts = append(applyOpts, client.ForceOwnership)
+	}
+	if o.DryRun {
+		applyOpts = append(applyOpts, client.DryRunAll)
+	}
+	xctx, x := withExchange(ctx)
+	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...)
+	res := Result{Requests: int(x.requests.Load())}
+	if err != nil {
+		if ce := asConflictError(err); ce != nil {
+			return res, koperrors.WrapKind(koperrors.Invalid, ce, "apply", ref)
+		}
+		return res, koperrors.Wrap(err, "apply", ref)
+	}
+	res.Object = u
+	switch {
+	case x.status.Load() == http.StatusCreated:
+		res.Outcome = Created
+	case o.DryRun:
+		// A dry run does not move the resourceVersion; compare the answer
+		// with the cache's copy of the same version instead.
+		res.Outcome = Updated
+		if live != nil && live.GetResourceVersion() == u.GetResourceVersion() && a.sameObject(live, u, gvk) {
+			res.Outcome = Unchanged
+		}
+	case slices.Contains(known, u.GetResourceVersion()):
+		res.Outcome = Unchanged
+	default:
+		// The resourceVersion moved, or nothing was known before (the first
+		// apply to an existing object, without a cache): see the package
+		// documentation.
+		res.Outcome = Updated
+	}
+	if !o.DryRun {
+		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash})
+	}
+	return res, nil
+}
+
+// readCache reads the live object from the cache, in its typed form when
+// the scheme knows the kind (so the caller's typed informer answers), else
+// as unstructured.
+func (a *Applier) readCache(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (client.Object, error) {
+	var live client.Object
+	if obj, err := a.scheme.New(gvk); err == nil {
+		live, _ = obj.(client.Object)
+	}
+	if live == nil {
+		pu := &unstructured.Unstructured{}
+		pu.SetGroupVersionKind(gvk)
+		live = pu
+	}
+	if err := a.cache.Get(ctx, key, live); err != nil {
+		return nil, err
+	}
+	return live, nil
+}
+
+// toUnstructured returns a copy of a cached object as unstructured with its
+// apiVersion and kind set.
+func (a *Applier) toUnstructured(obj client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.DeepCopy(), nil
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// sameObject reports whether the server's answer u is semantically the
+// cached object live, comparing in live's form (typed or unstructured).
+func (a *Applier) sameObject(live client.Object, u *unstructured.Unstructured, gvk schema.GroupVersionKind) bool {
+	if lu, ok := live.(*unstructured.Unstructured); ok {
+		return apiequality.Semantic.DeepEqual(lu.Object, u.Object)
+	}
+	got, err := a.scheme.New(gvk)
+	if err != nil {
+		return false
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, got); err != nil {
+		return false
+	}
+	got.GetObjectKind().SetGroupVersionKind(live.GetObjectKind().GroupVersionKind())
+	return apiequality.Semantic.DeepEqual(live, got)
+}
+
+// keyOf is the record key of an object: its group, kind, namespace and name
+// (not its version: all versions of an object share its resourceVersion).
+func keyOf(gk schema.GroupKind, namespace, name string) string {
+	return gk.Group + "/" + gk.Kind + "/" + namespace + "/" + name
+}
+
+// describe names an input that could not be turned into an intent.
+func describe(obj any) koperrors.Object {
+	if co, ok := obj.(client.Object); ok && co != nil {
+		return koperrors.ObjectOf(co)
+	}
+	return koperrors.Object{GroupVersionKind: schema.GroupVersionKind{Kind: fmt.Sprintf("%T", obj)}}
+}

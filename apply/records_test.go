@@ -1,0 +1,87 @@
+package apply_test
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/kopgo/kopgo/apply"
+)
+
+// The records stay within the cap, least recently applied dropped first, and
+// an object is forgotten when the cache says it is gone, when it is deleted
+// under an informer with ForgetOnDelete, and on Forget.
+func TestMemoryIsBoundedAndFreed(t *testing.T) {
+	ns := cluster.Namespace(t)
+	informers := startCache(t)
+	a, requests := newApplier(t, apply.WithCache(informers), apply.WithMaxRecords(3))
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		res, err := a.Apply(t.Context(), configMapAC(ns, n, nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitCached(t, informers, cmKey(ns, n), res.Object.GetResourceVersion())
+	}
+	if got := a.Remembered(); got != 3 {
+		t.Errorf("remembers %d objects, want the cap of 3", got)
+	}
+	for _, tt := range []struct {
+		name     string
+		requests int64
+	}{{"e", 0}, {"a", 1}} { // e is remembered; a was dropped first
+		before := requests.all.Load()
+		res, err := a.Apply(t.Context(), configMapAC(ns, tt.name, nil))
+		if err != nil || res.Outcome != apply.Unchanged || requests.all.Load()-before != tt.requests {
+			t.Errorf("re-apply %s = %s with %d requests, %v; want Unchanged with %d", tt.name, res.Outcome, requests.all.Load()-before, err, tt.requests)
+		}
+	}
+	// Remembered now: a, e, d.
+
+	t.Run("cache says NotFound", func(t *testing.T) {
+		gone := cmKey(ns, "d")
+		if err := cluster.Client().Delete(t.Context(), gone); err != nil {
+			t.Fatal(err)
+		}
+		waitGone(t, informers, gone)
+		if _, err := a.Apply(t.Context(), configMapAC(ns, "d", nil), apply.DryRun(true)); err != nil {
+			t.Fatal(err)
+		}
+		if got := a.Remembered(); got != 2 {
+			t.Errorf("remembers %d after the cache lost d, want 2", got)
+		}
+		res, err := a.Apply(t.Context(), configMapAC(ns, "d", nil))
+		if err != nil || res.Outcome != apply.Created {
+			t.Errorf("re-apply after delete = %s, %v; want Created", res.Outcome, err)
+		}
+	})
+	t.Run("ForgetOnDelete", func(t *testing.T) {
+		inf, err := informers.GetInformer(t.Context(), &corev1.ConfigMap{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := inf.AddEventHandler(a.ForgetOnDelete())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = inf.RemoveEventHandler(reg) })
+		before := a.Remembered()
+		if err := cluster.Client().Delete(t.Context(), cmKey(ns, "e")); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for a.Remembered() != before-1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("remembers %d after deleting e, want %d", a.Remembered(), before-1)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Run("Forget", func(t *testing.T) {
+		before := a.Remembered()
+		a.Forget(cmKey(ns, "a"))
+		if got := a.Remembered(); got != before-1 {
+			t.Errorf("remembers %d after Forget, want %d", got, before-1)
+		}
+	})
+}
