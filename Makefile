@@ -117,7 +117,7 @@ bench: testkit-bin ## Run the benchmarks against the real API server and print t
 
 .PHONY: lint
 lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
-	$(GOLANGCI_LINT) run ./...
+	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code (gofmt and goimports through golangci-lint).
