@@ -1,15 +1,11 @@
 package status_test
 
 import (
-	"fmt"
-	"os"
 	"sync/atomic"
 	"testing"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/test/testkit"
@@ -19,15 +15,7 @@ import (
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, apiextensionsv1.AddToScheme, widget.AddToScheme} {
-		if err := add(scheme); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-	}
-	testkit.Main(m, testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widget.CRD()}},
-		func(c *testkit.Cluster) { cluster = c })
+	testkit.Main(m, widget.TestkitOptions(), func(c *testkit.Cluster) { cluster = c })
 }
 
 const owner = "widget-controller"
