@@ -36,12 +36,16 @@
 // TypeMeta, so the caller names the kind (usually
 // myv1.GroupVersion.WithKind("MyKind")); an empty GroupVersionKind falls back
 // to the object's TypeMeta, and if that is empty too the terminal methods say
-// so. Unlike controllerutil, no runtime.Scheme is needed. An owner
-// must have a UID (it must exist on the server), must be in the object's
-// namespace unless it is cluster-scoped, and at most one owner may be the
-// controller: a second controller reference is an error naming both owners.
-// The same owner (by UID) added twice is one reference, and adding an owner
-// again never demotes its controller reference.
+// so. Unlike controllerutil, no runtime.Scheme is needed; a reconciler that
+// has one can ask it (apiutil is controller-runtime's pkg/client/apiutil):
+//
+//	gvk, err := apiutil.GVKForObject(app, r.Scheme)
+//
+// An owner must have a UID (it must exist on the server), must be in the
+// object's namespace unless it is cluster-scoped, and at most one owner may
+// be the controller: a second controller reference is an error naming both
+// owners. The same owner (by UID) added twice is one reference, and adding
+// an owner again never demotes its controller reference.
 //
 // # Reuse
 //
@@ -61,7 +65,14 @@
 //
 //	invalid metadata: metadata.name: Invalid value: "Web": a lowercase RFC 1123 subdomain ...; metadata.finalizers[0]: Invalid value: "cleanup": must be domain-qualified, ...
 //
-// What is checked, with the API server's own functions where it has them:
+// The error is also an apierrors.APIStatus with reason Invalid, so
+// apierrors.IsInvalid(err) is true, as for the API server's own 422, and
+// kopgo's errors package classifies it as Invalid.
+//
+// What is checked, with the API server's own functions where it has them (a
+// test runs the API server's ObjectMeta validation on the same input and
+// requires the same fields to be refused, apart from the stricter
+// finalizer rule):
 //
 //   - name: a DNS-1123 subdomain by default; [Builder.NameRule] selects
 //     [DNS1123Label] (Namespace), [DNS1035Label] (Service) or

@@ -58,9 +58,8 @@ func (r NameRule) check(name string, prefix bool) []string {
 	case DNS1035Label:
 		return apivalidation.NameIsDNS1035Label(name, prefix)
 	case PathSegmentName:
-		if prefix {
-			return content.IsPathSegmentPrefix(name)
-		}
+		// The RBAC validation checks a generateName prefix as a whole name,
+		// so "." and ".." are refused there too.
 		return content.IsPathSegmentName(name)
 	case DNS1123Subdomain:
 		return apivalidation.NameIsDNSSubdomain(name, prefix)
