@@ -2,39 +2,21 @@ package finalizers
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strings"
-	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
-	"github.com/kopgo/kopgo/observability"
 )
 
-// Client is what Add and Remove need: client.Client satisfies it.
+// Client is what [Add], [Remove] and [RemoveAll] need: patches, which also
+// serve as fresh reads after a lost race. A client.Client (cached or not)
+// and a client.Writer satisfy it.
 type Client interface {
-	Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error
 	Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error
-}
-
-// maxAttempts bounds the retries when other writers keep changing the
-// finalizers between our read and our patch.
-const maxAttempts = 20
-
-// retryDelay is 0 for the first retry, then grows with jitter up to ~50ms.
-func retryDelay(attempt int) time.Duration {
-	if attempt == 0 {
-		return 0
-	}
-	d := time.Duration(min(attempt, 10)) * 5 * time.Millisecond
-	return d/2 + rand.N(d)
 }
 
 // Has reports whether obj carries the finalizer name.
@@ -42,122 +24,106 @@ func Has(obj client.Object, name string) bool {
 	return slices.Contains(obj.GetFinalizers(), name)
 }
 
-// Add adds the finalizer name to obj on the server and in obj. It sends no
-// request when obj already has it, and one in the common case. It reports
+// Add adds the finalizer name to obj, on the server and in obj, and reports
 // whether it changed anything.
-func Add(ctx context.Context, c Client, obj client.Object, name string) (bool, error) {
+//
+// It judges by obj first: when obj already has the finalizer it sends no
+// request. Otherwise it sends one JSON patch that tests the finalizers obj
+// holds and sets them plus name; when another writer changed them in the
+// meantime the patch is refused, the object re-read and the change
+// recomputed (see the package documentation). On success obj holds the
+// server's response.
+//
+// The name must be domain-qualified ([Validate]). An object being deleted
+// accepts no new finalizers: Add refuses with an error of Kind Invalid when
+// obj says so, and of Kind Conflict when only the server knew. An object
+// that is gone is an error of Kind NotFound.
+func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...Option) (bool, error) {
+	const op = "add finalizer"
 	if err := Validate(name); err != nil {
-		return false, koperrors.WrapKind(koperrors.Invalid, err, "add finalizer", koperrors.ObjectOf(obj))
+		return false, koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(obj))
 	}
-	changed, err := update(ctx, c, obj, func(fins []string) []string {
+	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, stale bool) ([]patchOp, error) {
 		if slices.Contains(fins, name) {
-			return nil
+			return nil, nil
 		}
-		return append(slices.Clone(fins), name)
+		if !obj.GetDeletionTimestamp().IsZero() {
+			kind := koperrors.Invalid
+			if stale {
+				kind = koperrors.Conflict // the caller could not know
+			}
+			return nil, koperrors.Errorf(kind, "the object is being deleted: the API server accepts no new finalizers")
+		}
+		return addOps(fins, name), nil
 	})
-	return changed, koperrors.Wrap(err, "add finalizer "+name, koperrors.ObjectOf(obj))
+	if err != nil {
+		return changed, koperrors.Wrap(fmt.Errorf("finalizer %q: %w", name, err), op, koperrors.ObjectOf(obj))
+	}
+	return changed, nil
 }
 
-// Remove removes the finalizer name from obj on the server and in obj,
-// leaving every other finalizer in place. It sends no request when obj does
-// not have it. An object that is already gone, or that goes away because this
-// was its last finalizer, is a success.
-func Remove(ctx context.Context, c Client, obj client.Object, name string) (bool, error) {
-	return RemoveAll(ctx, c, obj, name)
+// Remove removes the finalizer name from obj, on the server and in obj,
+// leaving every other finalizer in place, and reports whether it changed
+// anything.
+//
+// It judges by obj first: when obj does not have the finalizer it sends no
+// request. Otherwise it sends one JSON patch that removes exactly the
+// entries equal to name, each tested at its index first. An object that is
+// already gone, or that goes away because this was its last finalizer, is a
+// success.
+//
+// Unlike [Add], Remove accepts a name without a domain (any qualified name),
+// so that a controller can retire a finalizer from before it followed the
+// convention.
+func Remove(ctx context.Context, c Client, obj client.Object, name string, opts ...Option) (bool, error) {
+	return remove(ctx, c, obj, []string{name}, opts)
 }
 
-// RemoveAll is [Remove] for several finalizers at once, in one request.
+// RemoveAll is [Remove] for several finalizers at once, in one request,
+// with the default [Options].
 func RemoveAll(ctx context.Context, c Client, obj client.Object, names ...string) (bool, error) {
-	for _, name := range names {
-		if err := Validate(name); err != nil {
-			return false, koperrors.WrapKind(koperrors.Invalid, err, "remove finalizer", koperrors.ObjectOf(obj))
-		}
-	}
-	changed, err := update(ctx, c, obj, func(fins []string) []string {
-		kept := slices.DeleteFunc(slices.Clone(fins), func(f string) bool { return slices.Contains(names, f) })
-		if len(kept) == len(fins) {
-			return nil
-		}
-		return kept
-	})
-	if koperrors.IsNotFound(err) {
-		return false, nil
-	}
-	return changed, koperrors.Wrap(err, "remove finalizers "+strings.Join(names, ", "), koperrors.ObjectOf(obj))
+	return remove(ctx, c, obj, names, nil)
 }
 
-// Validate checks a finalizer name: a qualified name with a domain prefix,
-// such as "example.com/cleanup".
+func remove(ctx context.Context, c Client, obj client.Object, names []string, opts []Option) (bool, error) {
+	const op = "remove finalizer"
+	for _, name := range names {
+		if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
+			return false, koperrors.WrapKind(koperrors.Invalid,
+				fmt.Errorf("finalizer %q: %s", name, strings.Join(msgs, "; ")), op, koperrors.ObjectOf(obj))
+		}
+	}
+	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, _ bool) ([]patchOp, error) {
+		return removeOps(fins, names), nil
+	})
+	switch {
+	case koperrors.IsNotFound(err):
+		return false, nil // gone: nothing is left to finalize
+	case err != nil:
+		return changed, koperrors.Wrap(fmt.Errorf("finalizer %s: %w", quoted(names), err), op, koperrors.ObjectOf(obj))
+	}
+	return changed, nil
+}
+
+// Validate checks a finalizer name for [Add]: a qualified name with a
+// domain prefix, such as "example.com/cleanup". The API server accepts a
+// bare word with only a warning, but two controllers that pick the same
+// word remove each other's finalizer. The error is of Kind Invalid and
+// names the value.
 func Validate(name string) error {
 	if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
-		return fmt.Errorf("finalizer %q: %s", name, strings.Join(msgs, "; "))
+		return koperrors.Errorf(koperrors.Invalid, "finalizer %q: %s", name, strings.Join(msgs, "; "))
 	}
 	if !strings.Contains(name, "/") {
-		return fmt.Errorf("finalizer %q: must be domain-qualified, e.g. example.com/%s", name, name)
+		return koperrors.Errorf(koperrors.Invalid, "finalizer %q: must be domain-qualified, e.g. example.com/%s", name, name)
 	}
 	return nil
 }
 
-// update computes the desired finalizers from the ones obj has (change
-// returns nil for "nothing to do") and writes them with a JSON patch that
-// first tests the list it started from. The test makes the write atomic
-// against other finalizer writers without a resourceVersion precondition,
-// so writers of any other field never cause a retry.
-func update(ctx context.Context, c Client, obj client.Object, change func([]string) []string) (changed bool, err error) {
-	ctx, span := observability.StartSpan(ctx, "finalizers")
-	defer func() {
-		span.SetAttributes(attribute.Bool("kopgo.finalizers.changed", changed))
-		observability.EndSpan(span, "", err)
-	}()
-	for attempt := range maxAttempts {
-		current := obj.GetFinalizers()
-		desired := change(current)
-		if desired == nil {
-			return false, nil
-		}
-		patch, err := testAndSet(current, desired)
-		if err != nil {
-			return false, err
-		}
-		err = c.Patch(ctx, obj, patch)
-		if err == nil {
-			return true, nil
-		}
-		// 422 when the test failed: someone else changed the finalizers.
-		// Wait a little (jittered, growing), read them again and recompute
-		// at once, so the list the next patch tests is as fresh as it can be.
-		if !koperrors.IsInvalid(err) {
-			return false, err
-		}
-		select {
-		case <-ctx.Done():
-			return false, ctx.Err()
-		case <-time.After(retryDelay(attempt)):
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-			return false, err
-		}
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
 	}
-	return false, koperrors.Errorf(koperrors.Conflict, "finalizers kept changing under %d attempts", maxAttempts)
-}
-
-type jsonPatchOp struct {
-	Op    string   `json:"op"`
-	Path  string   `json:"path"`
-	Value []string `json:"value"`
-}
-
-func testAndSet(current, desired []string) (client.Patch, error) {
-	if len(current) == 0 {
-		current = nil // the server's JSON has no list, or an empty one: test for null
-	}
-	ops := []jsonPatchOp{
-		{Op: "test", Path: "/metadata/finalizers", Value: current},
-		{Op: "add", Path: "/metadata/finalizers", Value: desired},
-	}
-	data, err := json.Marshal(ops)
-	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Serialization, err, "encode finalizer patch", koperrors.Object{})
-	}
-	return client.RawPatch(types.JSONPatchType, data), nil
+	return strings.Join(q, ", ")
 }

@@ -18,9 +18,9 @@
 //     a precondition, so an object deleted and created again under the same
 //     name meanwhile survives.
 //   - Remove a finalizer it does not own: objects stuck in deletion lose only
-//     the finalizers named in [OwnedFinalizers], through a JSON patch that
-//     tests the list it read, so a concurrent finalizer writer is never
-//     overwritten. Objects that still wait on others are reported in
+//     the finalizers named in [OwnedFinalizers], through finalizers.RemoveAll:
+//     a JSON patch that tests each entry it removes at its index, so a
+//     concurrent finalizer writer is never overwritten. Objects that still wait on others are reported in
 //     [Result.Stuck], not hidden.
 //
 // A property test generates random mixes of owned, orphaned, unlabelled and
