@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
+	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
@@ -218,7 +219,14 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		}
 		recorder = r
 	}
-	env := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder)
+	metrics, err := observability.Default()
+	if err != nil {
+		return err
+	}
+	env, err := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder, apply.WithMetrics(metrics, b.name))
+	if err != nil {
+		return err
+	}
 	opts := []reconciler.Option{reconciler.WithTimeout(b.timeout)}
 	if b.tracer != nil {
 		opts = append(opts, reconciler.WithTracerProvider(b.tracer))

@@ -94,9 +94,10 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 
 	setter, hasStatus := any(obj).(status.Setter)
 	var patcher *status.Patcher
-	var condsBefore []metav1.Condition
+	var condsBefore, progress []metav1.Condition
 	if hasStatus {
 		patcher = status.NewPatcher(obj)
+		progress = takeProgress(setter)
 		condsBefore = slices.Clone(setter.GetConditions())
 	}
 
@@ -107,7 +108,7 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		// The user's deadline may have passed; keep a short window to
 		// record the outcome.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.StatusWindow)
-		a.updateStatus(wctx, setter, patcher, condsBefore, result, err)
+		a.updateStatus(wctx, setter, patcher, condsBefore, progress, result, err)
 		cancel()
 	}
 	a.o.Metrics.ObserveReconcile(ctx, a.name, result, err, time.Since(start))
@@ -223,24 +224,67 @@ func (a *Adapter[T]) retryErr(obj T, err error) error {
 }
 
 // updateStatus maintains Ready/Reconciling/Stalled and observedGeneration
-// and writes status only if it changed. A success resets the conditions to
-// Ready=True unless the reconciler set conditions itself this time.
-func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, p *status.Patcher, before []metav1.Condition, result observability.Result, err error) {
-	userTouched := !slices.EqualFunc(before, obj.GetConditions(), func(x, y metav1.Condition) bool {
+// and writes status only if it changed.
+//
+// Reconciling and Stalled describe one reconcile, so the reconciler runs
+// without them (takeProgress): if it sets either, it is reporting progress
+// itself and its conditions stand; a re-set with the same status keeps its
+// lastTransitionTime, so a steady "rolling out" writes nothing. Otherwise a
+// success leaves a True Ready as it is (the reconciler's reason and message
+// included) and turns any other Ready into Ready=True, and a failure records
+// the error. Comparing conditions before and after alone cannot tell "set
+// again to the same value" from "left alone".
+func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, p *status.Patcher, before, progress []metav1.Condition, result observability.Result, err error) {
+	userProgress := status.Get(obj, status.Reconciling) != nil || status.Get(obj, status.Stalled) != nil
+	userTouched := userProgress || !slices.EqualFunc(before, obj.GetConditions(), func(x, y metav1.Condition) bool {
 		return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message
 	})
 	switch result {
 	case observability.ResultSuccess:
-		if !userTouched {
+		if !userTouched && !status.IsTrue(obj, status.Ready) {
 			status.MarkReady(obj, "Reconciled", "")
 		}
 		status.SetObservedGeneration(obj)
 	case observability.ResultRequeue:
+		if !userTouched {
+			obj.SetConditions(append(obj.GetConditions(), progress...))
+		}
 	default:
 		status.SetError(obj, err)
 	}
+	keepTransitionTimes(obj, progress)
 	if _, perr := p.Patch(ctx, a.env.Client, obj, a.env.FieldOwner); perr != nil {
 		log.FromContext(ctx).Error(perr, "Writing status failed")
+	}
+}
+
+// takeProgress removes Reconciling and Stalled from obj and returns them.
+func takeProgress(obj status.Setter) []metav1.Condition {
+	var taken, kept []metav1.Condition
+	for _, c := range obj.GetConditions() {
+		if c.Type == status.Reconciling || c.Type == status.Stalled {
+			taken = append(taken, c)
+		} else {
+			kept = append(kept, c)
+		}
+	}
+	if taken != nil {
+		obj.SetConditions(kept)
+	}
+	return taken
+}
+
+// keepTransitionTimes gives each condition of obj that has the same type and
+// status as one in old that one's lastTransitionTime: takeProgress removed
+// it, so setting it again looked like a transition.
+func keepTransitionTimes(obj status.Setter, old []metav1.Condition) {
+	conds := obj.GetConditions()
+	for i := range conds {
+		for _, o := range old {
+			if o.Type == conds[i].Type && o.Status == conds[i].Status {
+				conds[i].LastTransitionTime = o.LastTransitionTime
+			}
+		}
 	}
 }
 

@@ -7,7 +7,7 @@
 //	type WebApp struct{}
 //
 //	func (WebApp) Reconcile(ctx context.Context, app *v1.WebApp, env *reconciler.Env) error {
-//		res, err := applier.Apply(ctx, deploymentFor(app))
+//		res, err := env.Applier.Apply(ctx, deploymentFor(app))
 //		if err != nil {
 //			return err
 //		}
@@ -24,17 +24,22 @@
 //
 // The reconciler receives (ctx, obj, env): the object, read from the cache,
 // and an [Env] holding the cached client, an uncached reader, the event
-// recorder, the field owner and the scheme. This is the kube-rs and
-// java-operator-sdk shape rather than kubebuilder's habit of a reconciler
-// struct holding a client: the framework owns the wiring, so a reconciler
+// recorder, the field owner, the scheme and an apply.Applier for that field
+// owner (reading the cache, so an unchanged apply sends nothing). This is
+// the kube-rs and java-operator-sdk shape rather than kubebuilder's habit of
+// a reconciler struct holding a client: the framework owns the wiring, so a reconciler
 // needs no constructor and no fields for plumbing (its struct is free for its
 // own dependencies), a test passes a different Env without building a
 // manager, and nothing is global or injected by reflection.
 //
 // # Results
 //
-//   - nil: done. Ready=True (unless the reconciler set conditions itself),
-//     observedGeneration stamped.
+//   - nil: done. Ready=True (a True Ready the reconciler set keeps its
+//     reason and message), observedGeneration stamped. A reconciler that is
+//     still waiting (a rollout) says so with status.MarkReconciling or
+//     status.MarkStalled: Reconciling and Stalled describe one reconcile, so
+//     they are removed before Reconcile is called and stand only if it sets
+//     them again (their lastTransitionTime is kept when unchanged).
 //   - koperrors.Terminal(err): no retry until the object changes;
 //     Stalled=True and Ready=False with the error's kind as reason; a
 //     Warning event.

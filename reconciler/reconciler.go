@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -71,14 +72,32 @@ type Env struct {
 	FieldOwner string
 	// Scheme maps Go types to kinds.
 	Scheme *runtime.Scheme
+	// Applier server-side applies children as FieldOwner, reading the
+	// manager's cache so that an unchanged apply sends nothing. Nil in an Env
+	// built by hand unless set.
+	Applier *apply.Applier
 }
 
 // EnvFromManager returns the Env of a controller-runtime manager: its cached
-// client, its API reader, its scheme, and the given recorder (Nop if nil)
-// and field owner.
-func EnvFromManager(mgr manager.Manager, fieldOwner string, recorder observability.Recorder) *Env {
+// client, its API reader, its scheme, the given recorder (Nop if nil) and
+// field owner, and an Applier for that field owner that shares the manager's
+// cache, HTTP client and REST mapper. applyOpts are added to the Applier's
+// options (apply.WithMetrics, for one). The error is of Kind Config (an empty
+// field owner).
+func EnvFromManager(mgr manager.Manager, fieldOwner string, recorder observability.Recorder, applyOpts ...apply.ApplierOption) (*Env, error) {
 	if recorder == nil {
 		recorder = observability.Nop{}
 	}
-	return &Env{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder, FieldOwner: fieldOwner, Scheme: mgr.GetScheme()}
+	opts := append([]apply.ApplierOption{
+		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
+		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()),
+	}, applyOpts...)
+	applier, err := apply.New(mgr.GetConfig(), fieldOwner, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Env{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
+	}, nil
 }
