@@ -36,10 +36,13 @@ type Options struct {
 	Nodes int
 
 	// CRDPaths are files or directories of CustomResourceDefinition
-	// manifests, installed (and waited for) before Start returns.
+	// manifests, installed (and waited for) before Start returns, and
+	// before a full cluster's controller manager starts, so that its
+	// garbage collector knows them at once (it rediscovers resource types
+	// only every 30 s; a CRD created later cascades up to 30 s late).
 	CRDPaths []string
 
-	// CRDs are CustomResourceDefinitions installed before Start returns.
+	// CRDs are CustomResourceDefinitions installed as CRDPaths are.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
 	// BinDir holds the binaries. Default: see [BinDir].
@@ -129,16 +132,19 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if c.client, err = client.New(c.Config, client.Options{Scheme: opts.Scheme}); err != nil {
 		return nil, fmt.Errorf("create client: %w", err)
 	}
-	if opts.Full {
-		if err := c.startFull(ctx, bins); err != nil {
-			return nil, err
-		}
-	}
+	// CRDs before the controller manager: its garbage collector discovers
+	// resource types at start and then only every 30 s, so a custom
+	// resource installed later cascades its deletion up to 30 s late.
 	if len(opts.CRDPaths) > 0 || len(opts.CRDs) > 0 {
 		if _, err := envtest.InstallCRDs(c.Config, envtest.CRDInstallOptions{
 			Paths: opts.CRDPaths, CRDs: opts.CRDs, ErrorIfPathMissing: true, Scheme: opts.Scheme,
 		}); err != nil {
 			return nil, fmt.Errorf("install CRDs: %w", err)
+		}
+	}
+	if opts.Full {
+		if err := c.startFull(ctx, bins); err != nil {
+			return nil, err
 		}
 	}
 	return c, nil
@@ -218,6 +224,10 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins binaries) error {
 				// Pods need no token volume here, and a bare control plane has no
 				// controller that creates the default ServiceAccount.
 				"--disable-admission-plugins=ServiceAccount",
+				// Production clusters often enforce that setting
+				// blockOwnerDeletion needs "update" on the owner's
+				// finalizers; operators' RBAC tests should see it too.
+				"--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
 				// Tests send bursts of requests from one user; fairness queuing
 				// only slows them down and its bootstrap slows start-up.
 				"--enable-priority-and-fairness=false",
