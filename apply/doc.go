@@ -51,13 +51,17 @@
 // the one this Applier's previous apply of the object returned. An equal
 // version proves the apply wrote nothing (every write moves the
 // resourceVersion), so Unchanged is never wrong. A moved version is reported
-// Updated. That is exact when the previous version is known, which is the
-// case with a synced cache. It over-reports in one case only: without a
-// cache, after someone else wrote the object since this Applier last
-// applied it (or on the first apply of an existing object since start), the
-// Applier cannot tell their write from its own and reports Updated. The
-// alternative, a GET before each apply, would cost the request this package
-// exists to save.
+// Updated. That is exact when no one else wrote the object since the version
+// the Applier knows. It over-reports when someone did: without a cache, any
+// write by another party since this Applier last applied the object (or the
+// first apply of an existing object since start); with a cache, a write the
+// cache had not yet received when the apply was sent (a Deployment whose
+// status the controller manager updates many times a second during a
+// rollout, for one). The Applier cannot tell their write from its own and
+// reports Updated. The alternative, a GET before each apply, would cost the
+// request this package exists to save. So treat Updated as "may have
+// changed" when you act on it (an event, a log line); the examples/webapp
+// operator reports a rollout from the Deployment's generation instead.
 //
 // A dry run does not move the resourceVersion; its Updated or Unchanged
 // compares the server's answer with the cache's copy at the same version
