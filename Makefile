@@ -107,6 +107,29 @@ $(CONTROLLER_GEN):
 
 ##@ Development
 
+# Each example's API types and RBAC markers; controller-gen writes the
+# deepcopy functions next to the types, and the CRD and RBAC manifests under
+# the example's config/.
+EXAMPLES_GEN := webapp kubebuilder echoserver
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen.
+	@for e in $(EXAMPLES_GEN); do \
+		[ -d examples/$$e/api ] || continue; \
+		echo "controller-gen examples/$$e"; \
+		rm -rf examples/$$e/config/crd examples/$$e/config/rbac; \
+		$(CONTROLLER_GEN) object \
+			crd:crdVersions=v1 rbac:roleName=$$e-operator paths=./examples/$$e/... \
+			output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
+	done
+
+DEMO_FLAGS ?=
+
+.PHONY: demo
+demo: testkit-bin ## Run the WebApp operator on a local cluster and walk through a WebApp's life (DEMO_FLAGS=-keep to look around after).
+	$(GO) build -o $(BIN)/demo ./examples/webapp/cmd/demo
+	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo $(DEMO_FLAGS)
+
 .PHONY: test
 test: testkit-bin ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...

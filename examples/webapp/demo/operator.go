@@ -1,0 +1,138 @@
+package demo
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kopgo/kopgo/examples/webapp/operator"
+)
+
+// Operator is the WebApp operator running in this process, as the demo and
+// the end-to-end test run it: with leader election, health and metrics on
+// free loopback ports.
+type Operator struct {
+	// HealthAddr and MetricsAddr are the host:port of /readyz and /metrics.
+	HealthAddr, MetricsAddr string
+	cancel                  context.CancelFunc
+	done                    chan error
+}
+
+// StartOperator runs the operator with cfg's identity and waits until it is
+// ready: its caches synced and the API server answering (its /readyz).
+func StartOperator(ctx context.Context, cfg *rest.Config) (*Operator, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	o := &Operator{
+		HealthAddr:  net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
+		MetricsAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		cancel:      cancel,
+		done:        make(chan error, 1),
+	}
+	b := operator.New(operator.Options{
+		Config: cfg, Namespace: OperatorNamespace, LeaderElection: true,
+		HealthPort: ports[0], MetricsPort: ports[1],
+	})
+	go func() { o.done <- b.Run(ctx) }()
+
+	deadline := time.Now().Add(StepTimeout)
+	for {
+		select {
+		case err := <-o.done:
+			cancel()
+			return nil, fmt.Errorf("operator stopped before it was ready: %w", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if ready(ctx, "http://"+o.HealthAddr+"/readyz") {
+			return o, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, errors.Join(errors.New("operator not ready within "+StepTimeout.String()), o.Stop())
+		}
+	}
+}
+
+// Stop ends the operator (as SIGTERM would) and waits for it to return.
+func (o *Operator) Stop() error {
+	o.cancel()
+	return <-o.done
+}
+
+// Reconciles reads kopgo_reconcile_total from the operator's /metrics: the
+// number of reconciles by result ("success", "error", "requeue", ...).
+func (o *Operator) Reconciles(ctx context.Context) (map[string]int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.MetricsAddr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	counts := map[string]int{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "kopgo_reconcile_total{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `result="`)
+		result, rest, _ := strings.Cut(rest, `"`)
+		fields := strings.Fields(rest)
+		if len(fields) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err != nil {
+			return nil, fmt.Errorf("parse %q: %w", line, err)
+		}
+		counts[result] += int(v)
+	}
+	return counts, sc.Err()
+}
+
+func ready(ctx context.Context, url string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// freePorts returns n loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}

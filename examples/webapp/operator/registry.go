@@ -1,0 +1,57 @@
+package operator
+
+import (
+	"context"
+	"fmt"
+
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/apply"
+	koperrors "github.com/kopgo/kopgo/errors"
+	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+	"github.com/kopgo/kopgo/reconciler"
+)
+
+// RegistryName is the ConfigMap, in Reconciler.RegistryNamespace, that lists
+// every WebApp's URL under the key "<namespace>.<name>". It stands for an
+// external system (DNS, a load balancer, a service catalogue) that must
+// forget an app when the app is deleted: the reason for the finalizer.
+const RegistryName = "webapp-registry"
+
+// RegistryKey is the registry key of app.
+func RegistryKey(app client.Object) string { return app.GetNamespace() + "." + app.GetName() }
+
+// registryOwner is the field manager that owns app's entry. Each WebApp
+// applies its own entry under its own manager, so concurrent reconciles of
+// different apps never conflict, and applying an empty configuration under
+// that manager removes exactly that entry: server-side apply deletes the
+// fields a manager stops applying.
+func registryOwner(app client.Object) string { return "webapp-registry/" + RegistryKey(app) }
+
+func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, url string) error {
+	cm := corev1ac.ConfigMap(RegistryName, r.RegistryNamespace).WithData(map[string]string{RegistryKey(app): url})
+	if _, err := env.Applier.Apply(ctx, cm, apply.FieldOwner(registryOwner(app))); err != nil {
+		return fmt.Errorf("register %s in ConfigMap %s/%s: %w", RegistryKey(app), r.RegistryNamespace, RegistryName, err)
+	}
+	return nil
+}
+
+// Cleanup implements reconciler.Finalizer: it removes app's registry entry.
+// The children need no cleanup: their owner references let Kubernetes'
+// garbage collector delete them.
+func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) error {
+	var cm corev1ac.ConfigMapApplyConfiguration
+	cm.WithAPIVersion("v1").WithKind("ConfigMap").WithName(RegistryName).WithNamespace(r.RegistryNamespace)
+	res, err := env.Applier.Apply(ctx, &cm, apply.FieldOwner(registryOwner(app)))
+	if koperrors.IsNotFound(err) {
+		return nil // the registry's namespace is gone, and the entry with it
+	}
+	if err != nil {
+		return koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), koperrors.ObjectOf(app))
+	}
+	if res.Outcome != apply.Unchanged {
+		env.Recorder.Normal(app, "Deregistered", "Cleanup", fmt.Sprintf("removed %s from ConfigMap %s/%s", RegistryKey(app), r.RegistryNamespace, RegistryName))
+	}
+	return nil
+}

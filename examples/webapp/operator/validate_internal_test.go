@@ -1,0 +1,42 @@
+package operator
+
+import (
+	"strings"
+	"testing"
+
+	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+)
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		spec   webappv1.WebAppSpec
+		fields []string // fields the error must name; none: valid
+	}{
+		{name: "tag", spec: webappv1.WebAppSpec{Image: "nginx:1.27"}},
+		{name: "registry with port and path", spec: webappv1.WebAppSpec{Image: "registry.example.com:5000/team/web-app_2:v1.2.3-rc.1"}},
+		{name: "digest", spec: webappv1.WebAppSpec{Image: "ghcr.io/org/app@sha256:" + strings.Repeat("ab", 32)}},
+		{name: "tag and digest", spec: webappv1.WebAppSpec{Image: "app:1@sha256:" + strings.Repeat("0", 64)}},
+		{name: "config keys", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{"GREETING": "hi", "log.level": "debug"}}},
+		{name: "colons", spec: webappv1.WebAppSpec{Image: "nginx:::"}, fields: []string{"spec.image"}},
+		{name: "upper case name", spec: webappv1.WebAppSpec{Image: "Nginx:1"}, fields: []string{"spec.image"}},
+		{name: "space", spec: webappv1.WebAppSpec{Image: "nginx 1.27"}, fields: []string{"spec.image"}},
+		{name: "short digest", spec: webappv1.WebAppSpec{Image: "app@sha256:abc"}, fields: []string{"spec.image"}},
+		{name: "empty", spec: webappv1.WebAppSpec{}, fields: []string{"spec.image"}},
+		{name: "port", spec: webappv1.WebAppSpec{Image: "app", Port: 70000}, fields: []string{"spec.port"}},
+		{name: "every problem at once", spec: webappv1.WebAppSpec{Image: "a b", Port: -1, Config: map[string]string{"1X": "", "OK": "", "a=b": ""}},
+			fields: []string{"spec.image", "spec.port", "spec.config[1X]", "spec.config[a=b]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errs := validate(&webappv1.WebApp{Spec: tc.spec})
+			if len(errs) != len(tc.fields) {
+				t.Fatalf("got %d errors %v, want %d naming %v", len(errs), errs, len(tc.fields), tc.fields)
+			}
+			for i, f := range tc.fields {
+				if got := errs[i].Field; got != f {
+					t.Errorf("error %d names %s, want %s (%v)", i, got, f, errs[i])
+				}
+			}
+		})
+	}
+}
