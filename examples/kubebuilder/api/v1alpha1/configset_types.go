@@ -1,0 +1,90 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ConfigSet keeps one ConfigMap per entry of Spec.Configs, named
+// "<configset>-<entry>", and deletes the ConfigMaps of entries that are
+// removed.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ConfigMaps",type=integer,JSONPath=`.status.configMaps`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ConfigSet struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +required
+	Spec ConfigSetSpec `json:"spec"`
+	// Status is the observed state.
+	// +optional
+	Status ConfigSetStatus `json:"status,omitzero"`
+}
+
+// ConfigSetSpec is the desired state of a ConfigSet.
+type ConfigSetSpec struct {
+	// Configs are the ConfigMaps to keep, one per entry.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	Configs []ConfigEntry `json:"configs,omitempty"`
+}
+
+// ConfigEntry is one ConfigMap of a ConfigSet.
+type ConfigEntry struct {
+	// Name is the entry's name, a DNS label: the ConfigMap is named
+	// "<configset>-<name>".
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// Data is the ConfigMap's data.
+	// +optional
+	Data map[string]string `json:"data,omitempty"`
+}
+
+// ConfigSetStatus is the observed state of a ConfigSet.
+type ConfigSetStatus struct {
+	// ObservedGeneration is the generation the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// ConfigMaps is the number of ConfigMaps the ConfigSet keeps.
+	// +optional
+	ConfigMaps int32 `json:"configMaps,omitempty"`
+
+	// Conditions are Ready, Reconciling and Stalled (kstatus).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// GetConditions implements kopgo's status.Getter.
+func (c *ConfigSet) GetConditions() []metav1.Condition { return c.Status.Conditions }
+
+// SetConditions implements kopgo's status.Setter.
+func (c *ConfigSet) SetConditions(conds []metav1.Condition) { c.Status.Conditions = conds }
+
+// GetObservedGeneration implements kopgo's status.ObservedGenerationAccessor.
+func (c *ConfigSet) GetObservedGeneration() int64 { return c.Status.ObservedGeneration }
+
+// SetObservedGeneration implements kopgo's status.ObservedGenerationAccessor.
+func (c *ConfigSet) SetObservedGeneration(g int64) { c.Status.ObservedGeneration = g }
+
+// ConfigSetList is a list of ConfigSets.
+//
+// +kubebuilder:object:root=true
+type ConfigSetList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the ConfigSets.
+	Items []ConfigSet `json:"items"`
+}
