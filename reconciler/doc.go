@@ -67,4 +67,19 @@
 // first Reconcile; when the object is deleted, Cleanup runs, and once it
 // returns nil only that finalizer is removed. A failing Cleanup is retried
 // with backoff and reported in status and events.
+//
+// # Declarative children
+//
+// [Sync] is Metacontroller's and roperator's style as a Reconciler: a
+// [SyncFunc] receives the parent and its observed [Children] and returns the
+// children it wants (setting the parent's status as it likes); Sync sets
+// their controller references and owner label, applies them with
+// Env.Applier and, once every apply succeeded, prunes the observed children
+// no longer returned. An unchanged parent costs no request. A SyncFunc talks
+// to no API server, so it is unit-tested with [NewChildren]:
+//
+//	r := reconciler.Sync([]client.Object{&appsv1.Deployment{}, &corev1.Service{}},
+//		func(ctx context.Context, echo *v1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
+//			return []client.Object{deploymentFor(echo), serviceFor(echo)}, nil
+//		})
 package reconciler
