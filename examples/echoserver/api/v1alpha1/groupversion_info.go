@@ -1,0 +1,27 @@
+// +kubebuilder:object:generate=true
+// +groupName=echoserver.examples.kopgo.dev
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+var (
+	// GroupVersion is the group and version of the EchoServer API.
+	GroupVersion = schema.GroupVersion{Group: "echoserver.examples.kopgo.dev", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the API's types in a scheme.
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
+
+	// AddToScheme adds EchoServer and EchoServerList to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &EchoServer{}, &EchoServerList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}
