@@ -31,4 +31,11 @@
 // through client-go's events broadcaster, which folds repeats into one Event
 // with a series count and never blocks or fails the caller. [FakeRecorder]
 // keeps events in memory for tests; [Nop] drops them.
+//
+// A repeat, for the broadcaster, is an event about the same object with the
+// same type, reason and action, whatever its note says: "ConfigMap a
+// created" followed within minutes by "ConfigMap b created" under one reason
+// shows only the first note, with a count of 2. Give distinct happenings
+// distinct reasons ("ConfigMapCreated", "ServiceCreated"), as the WebApp
+// example does.
 package observability
