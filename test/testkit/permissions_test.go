@@ -1,0 +1,72 @@
+package testkit_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/test/testkit"
+)
+
+// A user bound to a Role: what it did is recorded as permissions, what it
+// was refused is listed, and the rules it never needed are reported.
+func TestRecordPermissions(t *testing.T) {
+	ns := cluster.Namespace(t)
+	admin := cluster.Client()
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "patch", "delete"}},
+		},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "cm", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "cm"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "recorded"}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := admin.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userCfg, err := cluster.UserConfig("recorded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, perms := testkit.RecordPermissions(userCfg)
+	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A server-side apply that creates: one PATCH, needing patch and create.
+	if err := c.Apply(t.Context(), corev1ac.ConfigMap("a", ns).WithData(map[string]string{"k": "v"}), client.FieldOwner("t")); err != nil {
+		t.Fatal(err)
+	}
+	var cm corev1.ConfigMap
+	if err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "a"}, &cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.List(t.Context(), &corev1.SecretList{}, client.InNamespace(ns)); !apierrors.IsForbidden(err) {
+		t.Fatalf("list Secrets: got %v, want Forbidden", err)
+	}
+
+	if got, want := fmt.Sprint(perms.Used()), "[/configmaps create /configmaps get /configmaps patch /secrets list]"; got != want {
+		t.Errorf("Used = %s, want %s", got, want)
+	}
+	if got := perms.Denied(); len(got) != 1 || got[0] != "/secrets list (GET /api/v1/namespaces/"+ns+"/secrets)" {
+		t.Errorf("Denied = %q, want the Secret list", got)
+	}
+	if got, want := perms.Unused(role.Rules), []testkit.Permission{{Resource: "configmaps", Verb: "delete"}}; !slices.Equal(got, want) {
+		t.Errorf("Unused = %v, want %v", got, want)
+	}
+	if got := perms.Unused(role.Rules, testkit.Permission{Resource: "configmaps", Verb: "delete"}); len(got) != 0 {
+		t.Errorf("Unused with delete allowed = %v, want none", got)
+	}
+}
