@@ -60,7 +60,10 @@ func TestMain(m *testing.M) {
 // (config/rbac/role.yaml), bound in ns: the test proves the RBAC markers too.
 // The controller, its field owner and its role are named after ns, unique
 // in the process (as controller names must be) and in the cluster.
-func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64) {
+//
+// checkRBAC fails the test if a request was refused or a rule of the role
+// was never needed: call it once the operator has done all it will.
+func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64, checkRBAC func()) {
 	t.Helper()
 	name = ns
 	ctx := t.Context()
@@ -87,17 +90,31 @@ func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64
 	if err := c.Create(ctx, binding); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := cluster.UserConfig(user)
+	userCfg, err := cluster.UserConfig(user)
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg, perms := testkit.RecordPermissions(userCfg)
+	checkRBAC = func() {
+		t.Helper()
+		if denied := perms.Denied(); len(denied) > 0 {
+			t.Errorf("refused requests (missing RBAC rules): %v", denied)
+		}
+		// Update on echoservers/finalizers is checked by admission (the
+		// children's controller references set blockOwnerDeletion), never
+		// requested.
+		allowed := testkit.Permission{Group: v1alpha1.GroupVersion.Group, Resource: "echoservers/finalizers", Verb: "update"}
+		if unused := perms.Unused(role.Rules, allowed); len(unused) > 0 {
+			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
+		}
+	}
 	requests = &atomic.Int64{}
-	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper {
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
 			requests.Add(1)
 			return rt.RoundTrip(r)
 		})
-	}
+	})
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:  newScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
@@ -122,7 +139,7 @@ func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	return name, requests
+	return name, requests, checkRBAC
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
@@ -196,7 +213,8 @@ func rollOut(t *testing.T, ns, name string, replicas int32) {
 
 func TestEchoServerLifecycle(t *testing.T) {
 	ns := cluster.Namespace(t)
-	_, requests := startOperator(t, ns)
+	_, requests, checkRBAC := startOperator(t, ns)
+	defer checkRBAC()
 	c := cluster.Client()
 	es := &v1alpha1.EchoServer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello"},
@@ -323,7 +341,7 @@ func TestEchoServerLifecycle(t *testing.T) {
 // field manager (an autoscaler) may set them.
 func TestEchoServerDefaults(t *testing.T) {
 	ns := cluster.Namespace(t)
-	operator, _ := startOperator(t, ns)
+	operator, _, _ := startOperator(t, ns)
 	es := &v1alpha1.EchoServer{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain"},
 		Spec:       v1alpha1.EchoServerSpec{Message: "hi"},

@@ -20,7 +20,7 @@ func Example() {
 	if err := demo.Install(ctx, admin, "webapp-operator"); err != nil {
 		panic(err)
 	}
-	op, err := demo.StartOperator(ctx, operatorCfg)
+	op, err := demo.StartOperator(ctx, operatorCfg, "webapp")
 	if err != nil {
 		panic(err)
 	}

@@ -22,13 +22,19 @@ import (
 type Operator struct {
 	// HealthAddr and MetricsAddr are the host:port of /readyz and /metrics.
 	HealthAddr, MetricsAddr string
+	name                    string
 	cancel                  context.CancelFunc
 	done                    chan error
 }
 
-// StartOperator runs the operator with cfg's identity and waits until it is
-// ready: its caches synced and the API server answering (its /readyz).
-func StartOperator(ctx context.Context, cfg *rest.Config) (*Operator, error) {
+// StartOperator runs the operator named name ("webapp" if empty) with cfg's
+// identity and waits until it is ready: its caches synced and the API server
+// answering (its /readyz). Names must differ within a process, as
+// controller-runtime's controller names do.
+func StartOperator(ctx context.Context, cfg *rest.Config, name string) (*Operator, error) {
+	if name == "" {
+		name = "webapp"
+	}
 	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
@@ -37,11 +43,12 @@ func StartOperator(ctx context.Context, cfg *rest.Config) (*Operator, error) {
 	o := &Operator{
 		HealthAddr:  net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])),
 		MetricsAddr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1])),
+		name:        name,
 		cancel:      cancel,
 		done:        make(chan error, 1),
 	}
 	b := operator.New(operator.Options{
-		Config: cfg, Namespace: OperatorNamespace, LeaderElection: true,
+		Name: name, Config: cfg, Namespace: OperatorNamespace, LeaderElection: true,
 		HealthPort: ports[0], MetricsPort: ports[1],
 	})
 	go func() { o.done <- b.Run(ctx) }()
@@ -70,7 +77,7 @@ func (o *Operator) Stop() error {
 }
 
 // Reconciles reads kopgo_reconcile_total from the operator's /metrics: the
-// number of reconciles by result ("success", "error", "requeue", ...).
+// number of its reconciles by result ("success", "error", "requeue", ...).
 func (o *Operator) Reconciles(ctx context.Context) (map[string]int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+o.MetricsAddr+"/metrics", nil)
 	if err != nil {
@@ -86,7 +93,7 @@ func (o *Operator) Reconciles(ctx context.Context) (map[string]int, error) {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if !strings.HasPrefix(line, "kopgo_reconcile_total{") {
+		if !strings.HasPrefix(line, "kopgo_reconcile_total{") || !strings.Contains(line, `controller="`+o.name+`"`) {
 			continue
 		}
 		_, rest, _ := strings.Cut(line, `result="`)

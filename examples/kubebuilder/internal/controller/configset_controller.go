@@ -54,10 +54,10 @@ type ConfigSetReconciler struct {
 // on configsets/finalizers lets the ConfigMaps' controller reference set
 // blockOwnerDeletion.
 //
-// +kubebuilder:rbac:groups=kubebuilder.examples.kopgo.dev,resources=configsets,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kubebuilder.examples.kopgo.dev,resources=configsets,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=kubebuilder.examples.kopgo.dev,resources=configsets/status,verbs=patch
 // +kubebuilder:rbac:groups=kubebuilder.examples.kopgo.dev,resources=configsets/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings the ConfigMaps of one ConfigSet in line with its spec and

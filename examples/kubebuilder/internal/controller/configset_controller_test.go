@@ -60,7 +60,18 @@ func newScheme() *runtime.Scheme {
 // generated from the +kubebuilder:rbac markers.
 func TestConfigSet(t *testing.T) {
 	ns := cluster.Namespace(t)
-	startManager(t, ns)
+	perms, rules := startManager(t, ns)
+	defer func() {
+		// Every rule was needed, and nothing was refused. Update on
+		// configsets/finalizers is checked by admission (the ConfigMaps'
+		// controller references set blockOwnerDeletion), never requested.
+		if denied := perms.Denied(); len(denied) > 0 {
+			t.Errorf("refused requests (missing RBAC rules): %v", denied)
+		}
+		if unused := perms.Unused(rules, testkit.Permission{Group: v1alpha1.GroupVersion.Group, Resource: "configsets/finalizers", Verb: "update"}); len(unused) > 0 {
+			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
+		}
+	}()
 	c := cluster.Client()
 	ctx := t.Context()
 
@@ -187,7 +198,7 @@ func TestConfigSet(t *testing.T) {
 // it is Stalled, for its generation, with the reason.
 func TestConfigSetNameTooLong(t *testing.T) {
 	ns := cluster.Namespace(t)
-	startManager(t, ns)
+	_, _ = startManager(t, ns)
 	c := cluster.Client()
 
 	cs := &v1alpha1.ConfigSet{
@@ -232,9 +243,12 @@ func TestConfigSetNameTooLong(t *testing.T) {
 // startManager runs the controller in a manager for namespace ns until the
 // test ends. The manager authenticates as a user bound to the ClusterRole
 // in config/rbac, so a missing +kubebuilder:rbac marker fails the test.
-func startManager(t *testing.T, ns string) {
+// It returns the permissions the manager's requests needed and the rules
+// it was given.
+func startManager(t *testing.T, ns string) (*testkit.Permissions, []rbacv1.PolicyRule) {
 	t.Helper()
-	cfg := managerConfig(t)
+	userCfg, rules := managerConfig(t)
+	cfg, perms := testkit.RecordPermissions(userCfg)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     newScheme(),
 		Logger:     testr.New(t), // the controller's logs, shown when the test fails
@@ -275,11 +289,12 @@ func startManager(t *testing.T, ns string) {
 		}
 		recorder.Shutdown()
 	})
+	return perms, rules
 }
 
 // managerConfig returns the client configuration of user
 // "configset-manager", bound to the generated ClusterRole.
-func managerConfig(t *testing.T) *rest.Config {
+func managerConfig(t *testing.T) (*rest.Config, []rbacv1.PolicyRule) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", "role.yaml"))
 	if err != nil {
@@ -308,7 +323,7 @@ func managerConfig(t *testing.T) *rest.Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	return cfg, role.Rules
 }
 
 // configMapsAre checks that the ConfigMaps controlled by ref in ns are

@@ -81,7 +81,7 @@ func run(ctx context.Context, out io.Writer, nodes int, keep bool) (err error) {
 	}
 	say("\n==> Starting the WebApp operator as %q (leader election, health, metrics, 4 workers)", operatorUser)
 	t0 = time.Now()
-	op, err := demo.StartOperator(ctx, cfg)
+	op, err := demo.StartOperator(ctx, cfg, "webapp")
 	if err != nil {
 		return err
 	}
