@@ -44,6 +44,27 @@
 // [Cluster.Dir]. A component that fails to start is reported with the last
 // lines of its log.
 //
+// # Testing an operator's RBAC
+//
+// [Cluster.UserConfig] authenticates as a user with no permissions beyond
+// what RBAC grants it; bind it to the operator's generated ClusterRole and
+// run the operator with it. [RecordPermissions] wraps that config and
+// records the permission each request needed: a refused request is a
+// missing rule (Permissions.Denied), and a rule no request needed is an
+// excess one (Permissions.Unused), so generated RBAC stays complete and
+// minimal:
+//
+//	cfg, perms := testkit.RecordPermissions(userCfg)
+//	... run the operator with cfg through a scenario ...
+//	if unused := perms.Unused(clusterRole.Rules); len(unused) > 0 {
+//		t.Errorf("RBAC rules never used: %v", unused)
+//	}
+//
+// The API server runs with the OwnerReferencesPermissionEnforcement
+// admission plugin, as many production clusters do, so a controller
+// reference with blockOwnerDeletion needs "update" on the owner's
+// finalizers here too.
+//
 // # Restarting the API server
 //
 // [Cluster.StopAPIServer] and [Cluster.StartAPIServer] restart the API server

@@ -24,9 +24,11 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/kopgo/kopgo/examples/webapp"
+	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 	"github.com/kopgo/kopgo/examples/webapp/demo"
 	"github.com/kopgo/kopgo/examples/webapp/operator"
 	"github.com/kopgo/kopgo/test/testkit"
@@ -92,12 +94,21 @@ func run(ctx context.Context, out io.Writer, nodes int, keep bool) (err error) {
 	reconciles, merr := op.Reconciles(ctx)
 
 	if keep && werr == nil {
-		say("\n==> The cluster and the operator keep running. Look around:")
-		say("    export KUBECONFIG=%s", cluster.Kubeconfig)
-		say("    kubectl get webapps,deployments,pods -A")
-		say("    curl http://%s/metrics | grep kopgo_", op.MetricsAddr)
-		say("    Ctrl-C stops everything.")
-		<-ctx.Done()
+		app := &webappv1.WebApp{
+			ObjectMeta: metav1.ObjectMeta{Name: "hello", Namespace: "demo"},
+			Spec:       webappv1.WebAppSpec{Image: "nginx:1.27", Replicas: new(int32(2))},
+		}
+		werr = cluster.Client().Create(ctx, app)
+		if werr == nil {
+			say("\n==> The cluster and the operator keep running, with WebApp demo/hello. Look around:")
+			say("    export KUBECONFIG=%s", cluster.Kubeconfig)
+			say("    kubectl get webapps,deployments,pods -n demo")
+			say("    kubectl scale webapp hello -n demo --replicas=4    # the CRD has a scale subresource")
+			say("    kubectl events -n demo --for webapp/hello")
+			say("    curl -s http://%s/metrics | grep kopgo_", op.MetricsAddr)
+			say("    Ctrl-C stops everything.")
+			<-ctx.Done()
+		}
 	}
 	if serr := op.Stop(); serr != nil && werr == nil {
 		werr = fmt.Errorf("operator: %w", serr)
