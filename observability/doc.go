@@ -32,10 +32,11 @@
 // with a series count and never blocks or fails the caller. [FakeRecorder]
 // keeps events in memory for tests; [Nop] drops them.
 //
-// A repeat, for the broadcaster, is an event about the same object with the
-// same type, reason and action, whatever its note says: "ConfigMap a
-// created" followed within minutes by "ConfigMap b created" under one reason
-// shows only the first note, with a count of 2. Give distinct happenings
-// distinct reasons ("ConfigMapCreated", "ServiceCreated"), as the WebApp
-// example does.
+// A repeat, for the broadcaster, is an event about the same object (at the
+// same resourceVersion) with the same type, reason, action and related
+// object, whatever its note says: "ConfigMap a created" followed by
+// "ConfigMap b created" under one reason shows only the first note, with a
+// count of 2. Name the object each event concerns with [NormalRelated] (it
+// becomes the event's related object, and the two stay apart), or give
+// distinct happenings distinct reasons.
 package observability

@@ -24,6 +24,40 @@ type Recorder interface {
 	Warning(obj runtime.Object, reason, action, note string)
 }
 
+// RelatedRecorder is a [Recorder] that can name a second object an event is
+// about, the event's "related" object: the child a controller created, the
+// Secret it could not read. Events with different related objects never fold
+// into one series, so "ConfigMap a created" and "ConfigMap b created" stay
+// two events under one reason. Every Recorder of this package implements it;
+// [NormalRelated] and [WarningRelated] use it through any Recorder.
+type RelatedRecorder interface {
+	Recorder
+	// NormalRelated is Normal with a related object.
+	NormalRelated(obj, related runtime.Object, reason, action, note string)
+	// WarningRelated is Warning with a related object.
+	WarningRelated(obj, related runtime.Object, reason, action, note string)
+}
+
+// NormalRelated records a Normal event about obj naming related, through
+// r's NormalRelated when r is a [RelatedRecorder] and r.Normal (without the
+// related object) otherwise.
+func NormalRelated(r Recorder, obj, related runtime.Object, reason, action, note string) {
+	if rr, ok := r.(RelatedRecorder); ok {
+		rr.NormalRelated(obj, related, reason, action, note)
+		return
+	}
+	r.Normal(obj, reason, action, note)
+}
+
+// WarningRelated is [NormalRelated] for a Warning event.
+func WarningRelated(r Recorder, obj, related runtime.Object, reason, action, note string) {
+	if rr, ok := r.(RelatedRecorder); ok {
+		rr.WarningRelated(obj, related, reason, action, note)
+		return
+	}
+	r.Warning(obj, reason, action, note)
+}
+
 // EventRecorder is the [Recorder] backed by the API server.
 type EventRecorder struct {
 	recorder    events.EventRecorder
@@ -57,6 +91,16 @@ func (r *EventRecorder) Warning(obj runtime.Object, reason, action, note string)
 	r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, action, "%s", note)
 }
 
+// NormalRelated implements [RelatedRecorder].
+func (r *EventRecorder) NormalRelated(obj, related runtime.Object, reason, action, note string) {
+	r.recorder.Eventf(obj, related, corev1.EventTypeNormal, reason, action, "%s", note)
+}
+
+// WarningRelated implements [RelatedRecorder].
+func (r *EventRecorder) WarningRelated(obj, related runtime.Object, reason, action, note string) {
+	r.recorder.Eventf(obj, related, corev1.EventTypeWarning, reason, action, "%s", note)
+}
+
 // Shutdown stops the recorder after sending what is queued.
 func (r *EventRecorder) Shutdown() {
 	r.broadcaster.Shutdown()
@@ -72,10 +116,18 @@ func (Nop) Normal(runtime.Object, string, string, string) {}
 // Warning implements [Recorder].
 func (Nop) Warning(runtime.Object, string, string, string) {}
 
+// NormalRelated implements [RelatedRecorder].
+func (Nop) NormalRelated(runtime.Object, runtime.Object, string, string, string) {}
+
+// WarningRelated implements [RelatedRecorder].
+func (Nop) WarningRelated(runtime.Object, runtime.Object, string, string, string) {}
+
 // Event is one event a [FakeRecorder] received.
 type Event struct {
 	Type, Reason, Action, Note string
 	Object                     runtime.Object
+	// Related is the related object, if the event named one.
+	Related runtime.Object
 }
 
 // FakeRecorder keeps events in memory, for users' tests.
@@ -92,6 +144,16 @@ func (f *FakeRecorder) Normal(obj runtime.Object, reason, action, note string) {
 // Warning implements [Recorder].
 func (f *FakeRecorder) Warning(obj runtime.Object, reason, action, note string) {
 	f.add(Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Note: note, Object: obj})
+}
+
+// NormalRelated implements [RelatedRecorder].
+func (f *FakeRecorder) NormalRelated(obj, related runtime.Object, reason, action, note string) {
+	f.add(Event{Type: corev1.EventTypeNormal, Reason: reason, Action: action, Note: note, Object: obj, Related: related})
+}
+
+// WarningRelated implements [RelatedRecorder].
+func (f *FakeRecorder) WarningRelated(obj, related runtime.Object, reason, action, note string) {
+	f.add(Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Note: note, Object: obj, Related: related})
 }
 
 func (f *FakeRecorder) add(e Event) {

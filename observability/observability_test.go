@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -196,6 +198,65 @@ func TestEventsAreRecordedAndDeduplicated(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Events naming different related objects stay apart under one reason;
+// NormalRelated on a Recorder without related objects drops the related one.
+func TestRelatedEventsDoNotFold(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := cluster.Client()
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parent"}}
+	a := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
+	b := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}
+	for _, o := range []client.Object{parent, a, b} {
+		if err := c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown()
+	observability.NormalRelated(r, parent, a, "SecretCreated", "Apply", "Secret a created")
+	observability.NormalRelated(r, parent, b, "SecretCreated", "Apply", "Secret b created")
+
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var list eventsv1.EventList
+		if err := c.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range list.Items {
+			if e.Related != nil {
+				got = append(got, e.Related.Name+": "+e.Note)
+			}
+		}
+		slices.Sort(got)
+		if len(got) == 2 {
+			if diff := cmp.Diff([]string{"a: Secret a created", "b: Secret b created"}, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("want two events with related objects, got %v", got)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	var plain onlyRecorder
+	observability.WarningRelated(&plain, parent, a, "X", "Y", "Z")
+	if plain.calls != 1 {
+		t.Errorf("a plain Recorder got %d calls, want 1", plain.calls)
+	}
+}
+
+// onlyRecorder implements Recorder and nothing more.
+type onlyRecorder struct{ calls int }
+
+func (o *onlyRecorder) Normal(runtime.Object, string, string, string)  { o.calls++ }
+func (o *onlyRecorder) Warning(runtime.Object, string, string, string) { o.calls++ }
 
 func TestFakeAndNopRecorders(t *testing.T) {
 	var f observability.FakeRecorder

@@ -20,6 +20,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/gc"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/owners"
 )
 
@@ -217,7 +218,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		switch res.Outcome {
 		case apply.Created:
 			logger.V(1).Info("Created child", "child", c.ref.String())
-			recordNormal(env, parent, "Created", "created "+c.ref.String())
+			recordNormal(env, parent, res.Object, "Created", "created "+c.ref.String())
 		case apply.Updated:
 			logger.V(1).Info("Updated child", "child", c.ref.String())
 		}
@@ -439,7 +440,7 @@ func (s *Syncer[T]) prune(ctx context.Context, parent T, env *Env, kinds []child
 	for _, r := range res.Deleted {
 		env.Applier.Forget(refObject(r))
 		logger.V(1).Info("Deleted child", "child", r.String(), "parent", klog.KObj(parent))
-		recordNormal(env, parent, "Deleted", "deleted "+r.String()+": no longer desired")
+		recordNormal(env, parent, refObject(r), "Deleted", "deleted "+r.String()+": no longer desired")
 	}
 	for _, st := range res.Stuck {
 		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
@@ -472,8 +473,10 @@ func refObject(r gc.Ref) client.Object {
 	return o
 }
 
-func recordNormal(env *Env, parent client.Object, reason, note string) {
+// recordNormal records an event about parent whose related object is the
+// child, so that events about different children never fold into one.
+func recordNormal(env *Env, parent, child client.Object, reason, note string) {
 	if env.Recorder != nil {
-		env.Recorder.Normal(parent, reason, "Sync", note)
+		observability.NormalRelated(env.Recorder, parent, child, reason, "Sync", note)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 )
@@ -98,9 +99,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 }
 
 // applyChild applies one child and records its creation, or its repair
-// after someone else changed it, in an event. The reason names the kind:
-// events.k8s.io folds events of the same object, reason and action into one
-// series, whatever their notes say.
+// after someone else changed it, in an event whose related object is the
+// child.
 func applyChild(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, child any) (apply.Result, error) {
 	res, err := env.Applier.Apply(ctx, child)
 	if err != nil {
@@ -108,7 +108,8 @@ func applyChild(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, 
 	}
 	kind := res.Object.GetKind()
 	if res.Outcome == apply.Created || (res.Outcome == apply.Updated && kind != "Deployment") {
-		env.Recorder.Normal(app, kind+res.Outcome.String(), "Apply", fmt.Sprintf("%s %s %s", kind, res.Object.GetName(), strings.ToLower(res.Outcome.String())))
+		observability.NormalRelated(env.Recorder, app, res.Object, kind+res.Outcome.String(), "Apply",
+			fmt.Sprintf("%s %s %s", kind, res.Object.GetName(), strings.ToLower(res.Outcome.String())))
 	}
 	return res, nil
 }

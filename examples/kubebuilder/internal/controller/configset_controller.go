@@ -119,14 +119,13 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 		if err != nil {
 			return 0, err // "apply ConfigMap <ns>/<name>: ..."
 		}
-		// events.k8s.io folds events of one reason about one object into a
-		// series that keeps the first note: the second ConfigMap created
-		// within minutes counts in the first one's event.
+		// The ConfigMap is the event's related object: events about
+		// different ConfigMaps never fold into one series.
 		switch res.Outcome {
 		case apply.Created:
-			r.Recorder.Normal(cs, "Created", "Apply", "Created ConfigMap "+*cm.Name)
+			observability.NormalRelated(r.Recorder, cs, res.Object, "Created", "Apply", "Created ConfigMap "+*cm.Name)
 		case apply.Updated:
-			r.Recorder.Normal(cs, "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
+			observability.NormalRelated(r.Recorder, cs, res.Object, "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
 		}
 		desired = append(desired, gc.Child{
 			GroupKind:      configMapGVK.GroupKind(),
