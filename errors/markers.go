@@ -1,8 +1,11 @@
 package errors
 
 import (
+	stderrors "errors"
 	"fmt"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // terminalError marks an error that retrying cannot fix. It adds nothing to
@@ -12,14 +15,29 @@ type terminalError struct{ err error }
 func (t *terminalError) Error() string { return t.err.Error() }
 func (t *terminalError) Unwrap() error { return t.err }
 
+// Is makes a kopgo Terminal error also controller-runtime's terminal error
+// (errors.Is(err, reconcile.TerminalError(nil)), the test controller-runtime
+// applies), so a plain controller-runtime reconciler that returns it stops
+// retrying too.
+func (t *terminalError) Is(target error) bool { return stderrors.Is(crTerminal, target) }
+
+// crTerminal is controller-runtime's terminal marker, for comparisons.
+var crTerminal = reconcile.TerminalError(nil)
+
 // Terminal marks err as terminal: the reconcile loop stops retrying the object
 // (until it changes) and sets its Stalled condition to True with err's
 // message. The cause stays reachable through Is, As and [KindOf], and the
 // message is the cause's. Terminal(nil) is nil.
 //
-// Terminal is kopgo's marker, understood by kopgo's reconciler; it is not
-// controller-runtime's reconcile.TerminalError. A plain controller-runtime
-// reconciler that wants the same effect returns reconcile.TerminalError(err).
+// It is also controller-runtime's terminal error: a plain controller-runtime
+// reconciler that returns it is not retried either (controller-runtime logs
+// it and counts it in controller_runtime_terminal_reconcile_errors_total),
+// and [IsTerminal] recognises reconcile.TerminalError as well, so
+// status.SetError reports either as Stalled.
+//
+// This makes the errors package import controller-runtime's small reconcile
+// package, beyond the client that leaf packages may use: one marker that
+// works in both worlds is worth it.
 func Terminal(err error) error {
 	if err == nil {
 		return nil
@@ -27,10 +45,11 @@ func Terminal(err error) error {
 	return &terminalError{err: err}
 }
 
-// IsTerminal reports whether err, or an error it wraps, was marked [Terminal].
-// Terminal wins over [RequeueAfter] when an error carries both.
+// IsTerminal reports whether err, or an error it wraps, was marked [Terminal]
+// or is controller-runtime's reconcile.TerminalError. Terminal wins over
+// [RequeueAfter] when an error carries both.
 func IsTerminal(err error) bool {
-	return has[*terminalError](err)
+	return has[*terminalError](err) || (err != nil && stderrors.Is(err, crTerminal))
 }
 
 // requeueError asks for the object to be reconciled again after a delay.

@@ -12,7 +12,6 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -91,10 +90,8 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if _, perr := p.Patch(ctx, r.Client, &cs, FieldOwner); perr != nil {
 		return ctrl.Result{}, koperrors.Join(err, perr)
 	}
-	if koperrors.IsTerminal(err) {
-		// kopgo's Terminal set Stalled; controller-runtime's stops the retries.
-		return ctrl.Result{}, reconcile.TerminalError(err)
-	}
+	// A koperrors.Terminal error is controller-runtime's terminal error too:
+	// SetError reported it as Stalled, and controller-runtime stops retrying.
 	return ctrl.Result{}, err
 }
 
