@@ -282,7 +282,7 @@ func (w *walk) events(ctx context.Context) error {
 		if e.Series != nil {
 			count = e.Series.Count
 		}
-		w.say("    %-7s %-11s x%d  %s", e.Type, e.Reason, count, e.Note)
+		w.say("    %-7s %-18s x%d  %s", e.Type, e.Reason, count, e.Note)
 	}
 	w.done("events listed")
 	return nil
