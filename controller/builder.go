@@ -243,6 +243,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 			return sel.Matches(labels.Set(o.GetLabels()))
 		})))
 	}
+	forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
 	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).
 		WithOptions(crcontroller.Options{MaxConcurrentReconciles: max(b.concurrency, 1)})
 	for _, o := range b.owns {

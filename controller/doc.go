@@ -32,6 +32,17 @@
 //   - Graceful shutdown: when ctx ends (SIGTERM via ctrl.SetupSignalHandler),
 //     no new work starts and in-flight reconciles get the grace period.
 //
+// # What triggers a reconcile
+//
+// A change to the object (its spec, labels, annotations, finalizers, owner
+// references or deletion), to a child declared with Owns, to an object
+// watched with Watch, and the informers' periodic resync. An update that
+// changes only the object's status does not: the reconciler's own status
+// write would come back as a second, idle reconcile per change (and, for a
+// Stalled object, a second failure in the logs). This is java-operator-sdk's
+// generation-aware default; a reconciler that must react to status written
+// by someone else can add that watch with WithWatches.
+//
 // # Mistakes
 //
 // A nil reconciler, an invalid label selector, a concurrency below 1, the

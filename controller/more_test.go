@@ -240,3 +240,64 @@ func TestSetupInExistingManager(t *testing.T) {
 		return nil
 	})
 }
+
+// The reconciler's own status write, or anyone's status-only change, does
+// not reconcile again; a label or spec change does.
+func TestStatusOnlyUpdatesDoNotReconcile(t *testing.T) {
+	ns := cluster.Namespace(t)
+	var reconciles atomic.Int32
+	run(t, kopcontroller.New[*widget.Widget]("widgets-status-only", reconciler.Func[*widget.Widget](
+		func(context.Context, *widget.Widget, *reconciler.Env) error {
+			reconciles.Add(1)
+			return nil
+		})).Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("status-only="+ns))
+
+	c := cluster.Client()
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w", Labels: map[string]string{"status-only": ns}}}
+	if err := c.Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	settled := func(what string, want int32) {
+		t.Helper()
+		eventually(t, 30*time.Second, what, func() error {
+			if n := reconciles.Load(); n != want {
+				return fmt.Errorf("%d reconciles, want %d", n, want)
+			}
+			return nil
+		})
+		time.Sleep(time.Second) // nothing more arrives
+		if n := reconciles.Load(); n != want {
+			t.Fatalf("%s: %d reconciles, want %d", what, n, want)
+		}
+	}
+	// One reconcile, which writes Ready=True: that write does not come back.
+	settled("created", 1)
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(w), w); err != nil {
+		t.Fatal(err)
+	}
+	if !status.IsReady(w) {
+		t.Fatalf("not Ready after the reconcile: %+v", w.Status)
+	}
+
+	// Someone else's status-only write.
+	patch := client.MergeFrom(w.DeepCopyObject().(client.Object))
+	w.Status.Phase = "elsewhere"
+	if err := c.Status().Patch(t.Context(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+	settled("a status-only change", 1)
+
+	patch = client.MergeFrom(w.DeepCopyObject().(client.Object))
+	w.Labels["extra"] = "1"
+	if err := c.Patch(t.Context(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+	settled("a label change", 2)
+
+	patch = client.MergeFrom(w.DeepCopyObject().(client.Object))
+	w.Spec.Size = 7
+	if err := c.Patch(t.Context(), w, patch); err != nil {
+		t.Fatal(err)
+	}
+	settled("a spec change", 3)
+}

@@ -1,0 +1,37 @@
+package controller
+
+import (
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+)
+
+// ignoreStatusOnly drops update events of the primary object that change
+// nothing but its status (and what the server maintains with it:
+// resourceVersion, managedFields). The reconciler's own status write would
+// otherwise come back as one more reconcile per change, an idle one at best
+// and, for a Stalled object, a second terminal failure in the logs
+// (java-operator-sdk is generation-aware by default for the same reason).
+//
+// Kept: a changed generation (spec), labels, annotations, finalizers,
+// owner references or deletion timestamp, and the informer's periodic
+// resync (an update whose resourceVersion did not move).
+func ignoreStatusOnly() predicate.Predicate {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, n := e.ObjectOld, e.ObjectNew
+		if o == nil || n == nil {
+			return true
+		}
+		return o.GetResourceVersion() == n.GetResourceVersion() ||
+			o.GetGeneration() != n.GetGeneration() ||
+			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
+			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||
+			!slices.Equal(o.GetFinalizers(), n.GetFinalizers()) ||
+			!o.GetDeletionTimestamp().Equal(n.GetDeletionTimestamp()) ||
+			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), n.GetOwnerReferences())
+	}}
+}
