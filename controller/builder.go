@@ -217,6 +217,10 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		if err != nil {
 			return koperrors.Wrap(err, "create event recorder", koperrors.Object{})
 		}
+		// Flushed and stopped when the manager stops.
+		if err := mgr.Add(r); err != nil {
+			return koperrors.Wrap(err, "add event recorder", koperrors.Object{})
+		}
 		recorder = r
 	}
 	metrics, err := observability.Default()

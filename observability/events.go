@@ -63,10 +63,12 @@ type EventRecorder struct {
 	recorder    events.EventRecorder
 	broadcaster events.EventBroadcaster
 	stop        context.CancelFunc
+	shutdown    sync.Once
 }
 
 // NewRecorder returns a Recorder that reports as controller through cfg,
-// resolving kinds with scheme. Call Shutdown to flush and stop it.
+// resolving kinds with scheme. Call Shutdown to flush and stop it, or add it
+// to a controller-runtime manager (mgr.Add(recorder)), which then does.
 func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, controller string) (*EventRecorder, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -101,11 +103,28 @@ func (r *EventRecorder) WarningRelated(obj, related runtime.Object, reason, acti
 	r.recorder.Eventf(obj, related, corev1.EventTypeWarning, reason, action, "%s", note)
 }
 
-// Shutdown stops the recorder after sending what is queued.
+// Shutdown stops the recorder after sending what is queued. Later calls do
+// nothing.
 func (r *EventRecorder) Shutdown() {
-	r.broadcaster.Shutdown()
-	r.stop()
+	r.shutdown.Do(func() {
+		r.broadcaster.Shutdown()
+		r.stop()
+	})
 }
+
+// Start makes the recorder a controller-runtime manager.Runnable: it waits
+// until ctx ends (the manager stops), then shuts the recorder down. Events
+// are recorded before Start too; Start only ties the shutdown to the
+// manager.
+func (r *EventRecorder) Start(ctx context.Context) error {
+	<-ctx.Done()
+	r.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection reports false: every replica records events, leader or
+// not, and each must shut its recorder down.
+func (r *EventRecorder) NeedLeaderElection() bool { return false }
 
 // Nop is a Recorder that records nothing: the default where none is given.
 type Nop struct{}

@@ -272,3 +272,33 @@ func TestFakeAndNopRecorders(t *testing.T) {
 	}
 	observability.Nop{}.Warning(nil, "X", "Y", "Z") // must not panic
 }
+
+// As a manager Runnable the recorder shuts down when the manager's context
+// ends; shutting down twice, and recording after it, do nothing harmful.
+func TestRecorderIsARunnable(t *testing.T) {
+	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runnable interface {
+		Start(context.Context) error
+		NeedLeaderElection() bool
+	} = r
+	if runnable.NeedLeaderElection() {
+		t.Error("the recorder waits for leader election; every replica records events")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- runnable.Start(ctx) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return after its context ended")
+	}
+	r.Shutdown()
+	r.Normal(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "late"}}, "Late", "Test", "after shutdown")
+}

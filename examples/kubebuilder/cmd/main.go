@@ -67,6 +67,11 @@ func main() {
 		setupLog.Error(err, "Unable to create event recorder")
 		os.Exit(1)
 	}
+	// The manager flushes and stops the recorder when it stops.
+	if err := mgr.Add(recorder); err != nil {
+		setupLog.Error(err, "Unable to add event recorder")
+		os.Exit(1)
+	}
 
 	if err := (&controller.ConfigSetReconciler{
 		Client:   mgr.GetClient(),
@@ -88,9 +93,7 @@ func main() {
 	}
 
 	setupLog.Info("Starting manager")
-	err = mgr.Start(ctrl.SetupSignalHandler())
-	recorder.Shutdown() // send the events still queued
-	if err != nil {
+	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
 		setupLog.Error(err, "Problem running manager")
 		os.Exit(1)
 	}
