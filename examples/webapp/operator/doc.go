@@ -1,6 +1,8 @@
 // Package operator is the WebApp operator, kopgo's complete example: a
 // reconciler.Reconciler for the WebApp custom resource, run by kopgo's
-// controller Builder with every option set.
+// controller Builder with its operational options set: health and metrics
+// ports, leader election, graceful shutdown, reconcile timeout, concurrency,
+// Owns, a label-mapped Watch, WatcherConfig, LabelSelector and FieldOwner.
 //
 // For each WebApp it server-side applies three children, each with a
 // controller owner reference so that deleting the WebApp cascades:

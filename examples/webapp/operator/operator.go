@@ -68,8 +68,8 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
-// New returns the operator's controller Builder with every option set; call
-// Run(ctx) on it.
+// New returns the operator's controller Builder, its options set from o;
+// call Run(ctx) on it.
 func New(o Options) *kopcontroller.Builder[*webappv1.WebApp] {
 	o = o.withDefaults()
 	b := kopcontroller.New[*webappv1.WebApp](o.Name, &Reconciler{RegistryNamespace: o.Namespace}).
