@@ -2,7 +2,8 @@
 // reconciler.Reconciler for the WebApp custom resource, run by kopgo's
 // controller Builder with its operational options set: health and metrics
 // ports, leader election, graceful shutdown, reconcile timeout, concurrency,
-// Owns, a label-mapped Watch, WatcherConfig, LabelSelector and FieldOwner.
+// Owns, a label-mapped Watch, WatcherConfig, FieldOwner and (with
+// --selector) LabelSelector.
 //
 // For each WebApp it server-side applies three children, each with a
 // controller owner reference so that deleting the WebApp cascades:
