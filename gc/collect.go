@@ -79,13 +79,7 @@ type Predicate func(ctx context.Context, obj *metav1.PartialObjectMetadata) (kee
 func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...Option) (res Result, err error) {
 	o := buildOptions(opts)
 	ctx, span := observability.StartSpan(ctx, "gc collect", attribute.String("k8s.object.kind", gvk.Kind), attribute.String("kopgo.scope", s.String()))
-	defer func() {
-		span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
-		if o.Metrics != nil && !o.DryRun {
-			o.Metrics.RecordDeletions(o.Controller, len(res.Deleted))
-		}
-		observability.EndSpan(span, "", err)
-	}()
+	defer func() { o.finish(span, res, err) }()
 	op := koperrors.Object{GroupVersionKind: gvk, Namespace: s.Namespace()}
 	if err := s.Check(c.RESTMapper(), gvk); err != nil {
 		return Result{}, koperrors.Wrap(err, "collect", op)
@@ -111,20 +105,18 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	for i := range items {
 		obj := &items[i]
 		obj.SetGroupVersionKind(gvk)
-		if obj.DeletionTimestamp != nil {
-			errs = append(errs, finishDeletion(ctx, c, obj, o, &res))
-			continue
+		if obj.DeletionTimestamp == nil { // one being deleted is not judged: dispose finishes it
+			kept, err := keep(ctx, obj)
+			if err != nil {
+				errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj).object()))
+				continue
+			}
+			if kept {
+				res.Kept++
+				continue
+			}
 		}
-		kept, err := keep(ctx, obj)
-		if err != nil {
-			errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj).object()))
-			continue
-		}
-		if kept {
-			res.Kept++
-			continue
-		}
-		errs = append(errs, deleteOne(ctx, c, obj, o, &res))
+		errs = append(errs, dispose(ctx, c, obj, o, &res))
 	}
 	return res, koperrors.Join(errs...)
 }

@@ -9,6 +9,9 @@
 //	// Inventory: the children one parent still wants, and no others.
 //	res, err := gc.Prune(ctx, c, webapp, childLabels, kinds, desired)
 //
+//	// Objects already read and judged (a controller's observed children).
+//	res, err := gc.Delete(ctx, c, stale, gc.OwnedFinalizers{"example.com/cleanup"})
+//
 // # What it will not do
 //
 //   - Judge objects outside a label selector: an empty selector is refused.
@@ -32,7 +35,10 @@
 // Objects are listed as metadata only (PartialObjectMetadataList): no specs
 // cross the wire. Lists and owner lookups go through the client given, so a
 // manager's cached client answers from its cache (a metadata informer) and
-// only deletes and finalizer patches reach the API server.
+// only deletes and finalizer patches reach the API server. That cache is a
+// second one next to any typed informer of the same kind; a caller that
+// already holds the objects (reconciler.Sync holds its observed children)
+// passes them to [Delete], which lists nothing.
 //
 // Deletion propagates in the background by default ([Propagation] changes
 // it): the object goes at once and the cluster's garbage collector removes

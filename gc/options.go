@@ -1,14 +1,15 @@
 package gc
 
 import (
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/kopgo/kopgo/observability"
 )
 
-// Options configure [Collect] and [Prune].
+// Options configure [Collect], [Prune] and [Delete].
 type Options struct {
 	// OwnedFinalizers are the finalizers the caller owns. An object that is
 	// already being deleted but waits on finalizers has only these removed;
@@ -73,3 +74,13 @@ func buildOptions(opts []Option) Options {
 // everything is the selector Collect refuses: collecting every object of a
 // kind by accident is the one mistake this package exists to prevent.
 func isEverything(sel labels.Selector) bool { return sel == nil || sel.Empty() }
+
+// finish ends a collection's span with what it did and records its
+// deletions.
+func (o Options) finish(span trace.Span, res Result, err error) {
+	span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
+	if o.Metrics != nil && !o.DryRun {
+		o.Metrics.RecordDeletions(o.Controller, len(res.Deleted))
+	}
+	observability.EndSpan(span, "", err)
+}

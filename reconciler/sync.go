@@ -8,10 +8,8 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -60,9 +58,9 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 //  4. sets a controller reference to the parent and the owner label on a copy
 //     of each desired child and applies it with Env.Applier (server-side
 //     apply as Env.FieldOwner; an unchanged child costs no request);
-//  5. when every apply succeeded, deletes the observed children that are no
-//     longer desired with gc.Prune, which only ever deletes labelled
-//     children controlled by this parent.
+//  5. when every apply succeeded, deletes the observed children (labelled
+//     and controlled by this parent, nothing else) that are no longer
+//     desired, with gc.Delete.
 //
 // Watch the child kinds with the controller Builder's Owns so that a change
 // to a child reconciles its parent.
@@ -94,9 +92,9 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // the cache, the Applier skips children nobody changed since its last apply,
 // pruning is only attempted when an observed child is no longer desired, and
 // the Adapter writes status only when it changed (measured in the tests).
-// Pruning lists metadata through Env.Client, which starts a metadata
-// informer per pruned kind on first use. Unstructured child kinds are read
-// live unless the manager's client caches unstructured objects.
+// Pruning deletes the observed children it already holds (gc.Delete): no
+// second list, no second informer. Unstructured child kinds are read live
+// unless the manager's client caches unstructured objects.
 //
 // # Design
 //
@@ -228,7 +226,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		// are in place: a rename that fails to apply must not leave nothing.
 		return fail(koperrors.Join(errs...))
 	}
-	if err := s.prune(ctx, parent, env, kinds, observed, children, labelKey); err != nil {
+	if err := s.prune(ctx, parent, env, observed, children); err != nil {
 		return fail(err)
 	}
 	return requeue
@@ -415,27 +413,31 @@ func checkNamespace(parent, child client.Object, k childKind, name koperrors.Obj
 	return nil
 }
 
-// prune deletes the observed children that are no longer desired, through
-// gc.Prune so that only labelled children controlled by the parent go. It is
-// skipped, costing nothing, when every observed child is still desired.
-func (s *Syncer[T]) prune(ctx context.Context, parent T, env *Env, kinds []childKind, observed Children, desired []preparedChild, labelKey string) error {
+// prune deletes the observed children that are no longer desired. They
+// were listed labelled and controlled by the parent already, so gc.Delete
+// deletes them as they are (UID preconditions, owned finalizers), with no
+// second list. Nothing is sent when every observed child is still desired.
+func (s *Syncer[T]) prune(ctx context.Context, parent T, env *Env, observed Children, desired []preparedChild) error {
 	want := owners.RefSet{}
 	for _, d := range desired {
 		want.Add(d.ref)
 	}
-	stale := staleKinds(kinds, observed, want)
+	var stale []client.Object
+	for _, objs := range observed.byKind {
+		for _, o := range objs {
+			gvk, err := apiutil.GVKForObject(o, env.Scheme)
+			if err != nil {
+				return koperrors.WrapKind(koperrors.Internal, err, "prune", koperrors.ObjectOf(o))
+			}
+			if !want.Has(owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}) {
+				stale = append(stale, o)
+			}
+		}
+	}
 	if len(stale) == 0 {
 		return nil
 	}
-	keep := make([]gc.Child, 0, len(desired))
-	for _, d := range desired {
-		keep = append(keep, gc.Child{
-			GroupKind:      d.ref.GroupKind(),
-			NamespacedName: types.NamespacedName{Namespace: d.ref.Namespace, Name: d.ref.Name},
-		})
-	}
-	sel := labels.SelectorFromSet(labels.Set{labelKey: parent.GetName()})
-	res, err := gc.Prune(ctx, env.Client, parent, sel, stale, keep, s.opts.Prune...)
+	res, err := gc.Delete(ctx, env.Client, stale, s.opts.Prune...)
 	logger := log.FromContext(ctx)
 	for _, r := range res.Deleted {
 		env.Applier.Forget(refObject(r))
@@ -446,22 +448,6 @@ func (s *Syncer[T]) prune(ctx context.Context, parent T, env *Env, kinds []child
 		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
 	}
 	return err
-}
-
-// staleKinds returns the kinds of the observed children that are no longer
-// desired.
-func staleKinds(kinds []childKind, observed Children, want owners.RefSet) []schema.GroupVersionKind {
-	var out []schema.GroupVersionKind
-	for _, k := range kinds {
-		gvk := k.gvk
-		for _, o := range observed.byKind[gvk.GroupKind()] {
-			if !want.Has(owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}) {
-				out = append(out, gvk)
-				break
-			}
-		}
-	}
-	return out
 }
 
 // refObject returns a metadata-only object naming r, for Applier.Forget.
