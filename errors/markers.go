@@ -49,7 +49,7 @@ func Terminal(err error) error {
 // or is controller-runtime's reconcile.TerminalError. Terminal wins over
 // [RequeueAfter] when an error carries both.
 func IsTerminal(err error) bool {
-	return has[*terminalError](err) || (err != nil && stderrors.Is(err, crTerminal))
+	return stderrors.Is(err, crTerminal) // kopgo's terminalError.Is says yes too
 }
 
 // requeueError asks for the object to be reconciled again after a delay.

@@ -85,12 +85,12 @@ func NewRecorder(cfg *rest.Config, scheme *runtime.Scheme, controller string) (*
 
 // Normal implements [Recorder].
 func (r *EventRecorder) Normal(obj runtime.Object, reason, action, note string) {
-	r.recorder.Eventf(obj, nil, corev1.EventTypeNormal, reason, action, "%s", note)
+	r.NormalRelated(obj, nil, reason, action, note)
 }
 
 // Warning implements [Recorder].
 func (r *EventRecorder) Warning(obj runtime.Object, reason, action, note string) {
-	r.recorder.Eventf(obj, nil, corev1.EventTypeWarning, reason, action, "%s", note)
+	r.WarningRelated(obj, nil, reason, action, note)
 }
 
 // NormalRelated implements [RelatedRecorder].
@@ -157,12 +157,12 @@ type FakeRecorder struct {
 
 // Normal implements [Recorder].
 func (f *FakeRecorder) Normal(obj runtime.Object, reason, action, note string) {
-	f.add(Event{Type: corev1.EventTypeNormal, Reason: reason, Action: action, Note: note, Object: obj})
+	f.NormalRelated(obj, nil, reason, action, note)
 }
 
 // Warning implements [Recorder].
 func (f *FakeRecorder) Warning(obj runtime.Object, reason, action, note string) {
-	f.add(Event{Type: corev1.EventTypeWarning, Reason: reason, Action: action, Note: note, Object: obj})
+	f.WarningRelated(obj, nil, reason, action, note)
 }
 
 // NormalRelated implements [RelatedRecorder].

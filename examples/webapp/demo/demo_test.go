@@ -52,12 +52,7 @@ func TestWalkthroughWithGeneratedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = op.Stop()
-		}
-	}()
+	defer func() { _ = op.Stop() }() // when the test fails early
 	summary, err := demo.Walkthrough(t.Context(), cluster.Client(), cluster.Namespace(t), testWriter{t})
 	if err != nil {
 		t.Fatal(err)
@@ -66,7 +61,6 @@ func TestWalkthroughWithGeneratedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stopped = true
 	if err := op.Stop(); err != nil {
 		t.Fatalf("operator: %v", err)
 	}

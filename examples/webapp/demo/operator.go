@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -25,6 +26,8 @@ type Operator struct {
 	name                    string
 	cancel                  context.CancelFunc
 	done                    chan error
+	stop                    sync.Once
+	err                     error // what Run returned
 }
 
 // StartOperator runs the operator named name ("webapp" if empty) with cfg's
@@ -70,10 +73,14 @@ func StartOperator(ctx context.Context, cfg *rest.Config, name string) (*Operato
 	}
 }
 
-// Stop ends the operator (as SIGTERM would) and waits for it to return.
+// Stop ends the operator (as SIGTERM would), waits for it to return and
+// returns Run's error. Later calls return the same.
 func (o *Operator) Stop() error {
-	o.cancel()
-	return <-o.done
+	o.stop.Do(func() {
+		o.cancel()
+		o.err = <-o.done
+	})
+	return o.err
 }
 
 // Reconciles reads kopgo_reconcile_total from the operator's /metrics: the

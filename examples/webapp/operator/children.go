@@ -58,14 +58,9 @@ func labels(app *webappv1.WebApp) map[string]string {
 	}
 }
 
-// controlledBy returns the controller reference to app for child.
-func controlledBy(app *webappv1.WebApp, child owners.ApplyObject, scheme *runtime.Scheme) (*metav1ac.OwnerReferenceApplyConfiguration, error) {
-	return owners.ControllerApplyConfiguration(app, child, scheme)
-}
-
 func configMap(app *webappv1.WebApp, scheme *runtime.Scheme) (*corev1ac.ConfigMapApplyConfiguration, error) {
 	cm := corev1ac.ConfigMap(configMapName(app), app.Namespace).WithLabels(labels(app)).WithData(app.Spec.Config)
-	ref, err := controlledBy(app, cm, scheme)
+	ref, err := owners.ControllerApplyConfiguration(app, cm, scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +73,7 @@ func service(app *webappv1.WebApp, scheme *runtime.Scheme) (*corev1ac.ServiceApp
 			WithSelector(map[string]string{InstanceLabel: app.Name}).
 			WithPorts(corev1ac.ServicePort().WithName("http").WithPort(port(app)).
 				WithTargetPort(intstr.FromString("http")).WithProtocol(corev1.ProtocolTCP)))
-	ref, err := controlledBy(app, svc, scheme)
+	ref, err := owners.ControllerApplyConfiguration(app, svc, scheme)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +99,7 @@ func deployment(app *webappv1.WebApp, secrets []metav1.PartialObjectMetadata, sc
 				WithLabels(labels(app)).
 				WithAnnotations(map[string]string{ConfigHashAnnotation: configHash(app, secrets)}).
 				WithSpec(corev1ac.PodSpec().WithContainers(container))))
-	ref, err := controlledBy(app, dep, scheme)
+	ref, err := owners.ControllerApplyConfiguration(app, dep, scheme)
 	if err != nil {
 		return nil, err
 	}
