@@ -100,14 +100,9 @@ func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64
 		if denied := perms.Denied(); len(denied) > 0 {
 			t.Errorf("refused requests (missing RBAC rules): %v", denied)
 		}
-		// Update on echoservers/finalizers is checked by admission (the
-		// children's controller references set blockOwnerDeletion), never
-		// requested.
-		// Patch on events is sent only when an event repeats (client-go
-		// then patches it into a series), which timing decides.
 		if unused := perms.Unused(role.Rules,
-			testkit.Permission{Group: v1alpha1.GroupVersion.Group, Resource: "echoservers/finalizers", Verb: "update"},
-			testkit.Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}); len(unused) > 0 {
+			testkit.BlockOwnerDeletion(v1alpha1.GroupVersion.Group, "echoservers"),
+			testkit.EventSeries); len(unused) > 0 {
 			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
 		}
 	}

@@ -20,6 +20,25 @@ type Permission struct {
 
 func (p Permission) String() string { return p.Group + "/" + p.Resource + " " + p.Verb }
 
+// Permissions an operator needs that no recorded request shows; pass those
+// that apply to [Permissions.Unused] as allowed.
+var (
+	// EventSeries is "patch" on events.k8s.io events: client-go's recorder
+	// patches an event into a series when the same event repeats for the
+	// same version of an object. Any controller that records events needs
+	// it, but whether a test run sends it is a matter of timing.
+	EventSeries = Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}
+)
+
+// BlockOwnerDeletion is "update" on the finalizers subresource of the owner
+// kind (group, plural resource): the OwnerReferencesPermissionEnforcement
+// admission plugin checks it when a child's owner reference sets
+// blockOwnerDeletion, as kopgo's controller references do. It is checked,
+// never requested.
+func BlockOwnerDeletion(group, resource string) Permission {
+	return Permission{Group: group, Resource: resource + "/finalizers", Verb: "update"}
+}
+
 // Permissions records the RBAC permissions that the requests of the clients
 // made from one [RecordPermissions] config needed, and the requests the API
 // server refused. With an operator running as a user bound only to its
@@ -35,8 +54,8 @@ func (p Permission) String() string { return p.Group + "/" + p.Resource + " " + 
 // creates), and "list" for a streaming list (a watch with
 // sendInitialEvents=true, which client-go's informers use in place of a
 // list; servers without it get a list). Permissions checked by admission
-// (update on an owner's finalizers, when a reference sets
-// blockOwnerDeletion) cannot be seen here; pass them to Unused as allowed.
+// ([BlockOwnerDeletion]) or sent only sometimes ([EventSeries]) cannot be
+// relied on here; pass them to Unused as allowed.
 type Permissions struct {
 	mu     sync.Mutex
 	used   map[Permission]bool

@@ -69,4 +69,7 @@ func TestRecordPermissions(t *testing.T) {
 	if got := perms.Unused(role.Rules, testkit.Permission{Resource: "configmaps", Verb: "delete"}); len(got) != 0 {
 		t.Errorf("Unused with delete allowed = %v, want none", got)
 	}
+	if got, want := testkit.BlockOwnerDeletion("example.com", "webapps"), (testkit.Permission{Group: "example.com", Resource: "webapps/finalizers", Verb: "update"}); got != want {
+		t.Errorf("BlockOwnerDeletion = %v, want %v", got, want)
+	}
 }

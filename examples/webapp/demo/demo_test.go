@@ -82,14 +82,8 @@ func TestWalkthroughWithGeneratedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	unused := perms.Unused(slices.Concat(cr.Rules, role.Rules),
-		// Checked by admission (OwnerReferencesPermissionEnforcement, on in
-		// the testkit) when a controller reference sets blockOwnerDeletion:
-		// needed, never requested.
-		testkit.Permission{Group: webappv1.GroupVersion.Group, Resource: "webapps/finalizers", Verb: "update"},
-		// Sent only when the same event repeats for the same version of an
-		// object (client-go then patches the first one into a series):
-		// timing decides whether a run does it.
-		testkit.Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"},
+		testkit.BlockOwnerDeletion(webappv1.GroupVersion.Group, "webapps"),
+		testkit.EventSeries,
 	)
 	if len(unused) > 0 {
 		t.Errorf("RBAC rules the operator never used (excess permissions): %v\nused: %v", unused, perms.Used())

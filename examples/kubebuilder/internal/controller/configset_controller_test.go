@@ -62,17 +62,13 @@ func TestConfigSet(t *testing.T) {
 	ns := cluster.Namespace(t)
 	perms, rules := startManager(t, ns)
 	defer func() {
-		// Every rule was needed, and nothing was refused. Update on
-		// configsets/finalizers is checked by admission (the ConfigMaps'
-		// controller references set blockOwnerDeletion), never requested.
+		// Every rule was needed, and nothing was refused.
 		if denied := perms.Denied(); len(denied) > 0 {
 			t.Errorf("refused requests (missing RBAC rules): %v", denied)
 		}
-		// Patch on events is sent only when an event repeats (client-go
-		// then patches it into a series), which timing decides.
 		if unused := perms.Unused(rules,
-			testkit.Permission{Group: v1alpha1.GroupVersion.Group, Resource: "configsets/finalizers", Verb: "update"},
-			testkit.Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}); len(unused) > 0 {
+			testkit.BlockOwnerDeletion(v1alpha1.GroupVersion.Group, "configsets"),
+			testkit.EventSeries); len(unused) > 0 {
 			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
 		}
 	}()
