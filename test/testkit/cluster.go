@@ -188,7 +188,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins binaries) error {
 
 	var lastErr error
 	for range 3 {
-		ports, err := freePorts(3)
+		ports, err := FreePorts(3)
 		if err != nil {
 			return err
 		}
@@ -364,8 +364,11 @@ func httpOK(ctx context.Context, hc *http.Client, url string) error {
 	return nil
 }
 
-// freePorts returns n distinct free loopback TCP ports.
-func freePorts(n int) ([]int, error) {
+// FreePorts returns n distinct loopback TCP ports that were free a moment
+// ago: for the servers a test starts (an operator's health and metrics
+// endpoints). Another process may take one before it is bound; the testkit
+// retries its own components on new ports when that happens.
+func FreePorts(n int) ([]int, error) {
 	ports := make([]int, 0, n)
 	var ls []net.Listener
 	defer func() {

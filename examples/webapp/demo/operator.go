@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kopgo/kopgo/examples/webapp/operator"
+	"github.com/kopgo/kopgo/test/testkit"
 )
 
 // Operator is the WebApp operator running in this process, as the demo and
@@ -38,7 +39,7 @@ func StartOperator(ctx context.Context, cfg *rest.Config, name string) (*Operato
 	if name == "" {
 		name = "webapp"
 	}
-	ports, err := freePorts(2)
+	ports, err := testkit.FreePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -129,24 +130,4 @@ func ready(ctx context.Context, url string) bool {
 	}
 	_ = resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// freePorts returns n loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
