@@ -51,6 +51,8 @@ type Builder[T client.Object] struct {
 
 	timeout     time.Duration
 	concurrency int
+	ctrlOptions crcontroller.Options
+	predicates  []predicate.Predicate // nil: the default ignoreStatusOnly
 	owns        []client.Object
 	watches     []watch
 	raw         []func(*builder.Builder)
@@ -59,7 +61,20 @@ type Builder[T client.Object] struct {
 	fieldOwner  string
 	recorder    observability.Recorder
 	tracer      trace.TracerProvider
+	rOptions    []reconciler.Option
 }
+
+// DefaultConcurrency is how many objects a controller reconciles at once
+// unless [Builder.Concurrency] says otherwise. Reconciles are mostly waiting
+// on the API server, so one worker would let a single slow object delay
+// every other; 4 keeps a controller responsive without surprising a
+// reconciler written with one object in mind (the same object is never
+// reconciled twice at once, at any concurrency). A reconciler that shares
+// state across objects must guard it.
+const DefaultConcurrency = 4
+
+// defaultGracefulShutdown is controller-runtime's default window.
+const defaultGracefulShutdown = 30 * time.Second
 
 type watch struct {
 	obj    client.Object
@@ -68,7 +83,7 @@ type watch struct {
 
 // New starts a Builder for controller name running r on objects of type T.
 func New[T client.Object](name string, r reconciler.Reconciler[T]) *Builder[T] {
-	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1}
+	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1, concurrency: DefaultConcurrency}
 	if name == "" {
 		b.errs = append(b.errs, fmt.Errorf("controller name is empty"))
 	}
@@ -108,7 +123,11 @@ func (b *Builder[T]) MetricsPort(port int, opts ...func(*metricsserver.Options))
 }
 
 // GracefulShutdown lets in-flight reconciles finish for up to d after the
-// context ends (SIGTERM, Ctrl-C), then releases the leader lease.
+// context ends (SIGTERM, Ctrl-C), then releases the leader lease. Default
+// 30s. The reconciles' own contexts stay alive until the last 5 s of the
+// window (or its second half, if it is shorter than 10 s), which remain to
+// record their outcome; a reconcile cut short by then writes nothing into
+// status and is redone by the next leader.
 func (b *Builder[T]) GracefulShutdown(d time.Duration) *Builder[T] { b.gracefulShutdown = d; return b }
 
 // LeaderElection runs only one active replica, holding the Lease
@@ -130,12 +149,44 @@ func (b *Builder[T]) LeaderElectionTimings(lease, renew, retry time.Duration) *B
 func (b *Builder[T]) ReconcileTimeout(d time.Duration) *Builder[T] { b.timeout = d; return b }
 
 // Concurrency reconciles up to n objects at once (never one object twice at
-// once). Default 1.
+// once). Default [DefaultConcurrency]. A reconcile that ignores its
+// context past [Builder.ReconcileTimeout] frees its worker (see
+// reconciler.Options.Timeout), so one hung object does not stop the others
+// even at 1.
 func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 	if n < 1 {
 		b.errs = append(b.errs, fmt.Errorf("controller %q: concurrency %d: must be at least 1", b.name, n))
 	}
 	b.concurrency = n
+	return b
+}
+
+// ControllerOptions sets controller-runtime's controller options, for what
+// the Builder has no method for (a rate limiter, a reconciliation timeout
+// guardrail, a log constructor, priority queues). Fields left zero keep the
+// Builder's choices: MaxConcurrentReconciles from [Builder.Concurrency],
+// and RateLimiter from reconciler.Adapter.RateLimiter, whose schedule the
+// Adapter relies on for the delays a reconciler asks for and for a quick
+// recovery after an API-server outage: replace it only knowing that.
+func (b *Builder[T]) ControllerOptions(o crcontroller.Options) *Builder[T] { b.ctrlOptions = o; return b }
+
+// Predicates replaces the filter on the primary object's events. By
+// default updates that change only the object's status are dropped (see
+// "What triggers a reconcile" in the package documentation); Predicates()
+// with no argument drops that filter and reconciles on every event.
+// [Builder.LabelSelector] still applies.
+func (b *Builder[T]) Predicates(p ...predicate.Predicate) *Builder[T] {
+	b.predicates = append(make([]predicate.Predicate, 0, len(p)), p...)
+	return b
+}
+
+// ReconcilerOptions passes options to the reconciler.Adapter, such as
+// reconciler.WithFinalizerName("webapp.example.com/cleanup") (the default
+// finalizer is "kopgo.dev/<controller name>") or a status window. The
+// Builder's own settings (timeout, drain, tracer) are applied first, so
+// these win.
+func (b *Builder[T]) ReconcilerOptions(opts ...reconciler.Option) *Builder[T] {
+	b.rOptions = append(b.rOptions, opts...)
 	return b
 }
 
@@ -227,19 +278,31 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
-	env, err := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder, apply.WithMetrics(metrics, b.name))
-	if err != nil {
-		return err
-	}
-	opts := []reconciler.Option{reconciler.WithTimeout(b.timeout)}
-	if b.tracer != nil {
-		opts = append(opts, reconciler.WithTracerProvider(b.tracer))
-	}
-	adapter, err := reconciler.New(b.name, env, b.r, opts...)
+	owns, err := b.ownedKinds(mgr.GetScheme())
 	if err != nil {
 		return err
 	}
 	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	declared, err := declaredKinds(mgr.GetScheme(), append(append([]client.Object{proto}, owns...), b.watchedKinds()...))
+	if err != nil {
+		return err
+	}
+	env, err := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder,
+		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
+	if err != nil {
+		return err
+	}
+	opts := []reconciler.Option{reconciler.WithTimeout(b.timeout)}
+	if grace := b.grace(ownManager); grace > 0 {
+		opts = append(opts, reconciler.WithDrain(drainWindow(grace)))
+	}
+	if b.tracer != nil {
+		opts = append(opts, reconciler.WithTracerProvider(b.tracer))
+	}
+	adapter, err := reconciler.New(b.name, env, b.r, append(opts, b.rOptions...)...)
+	if err != nil {
+		return err
+	}
 	var forOpts []builder.ForOption
 	if b.selector != nil {
 		sel := b.selector
@@ -247,10 +310,20 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 			return sel.Matches(labels.Set(o.GetLabels()))
 		})))
 	}
-	forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
-	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).
-		WithOptions(crcontroller.Options{MaxConcurrentReconciles: max(b.concurrency, 1)})
-	for _, o := range b.owns {
+	if b.predicates == nil {
+		forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
+	} else if len(b.predicates) > 0 {
+		forOpts = append(forOpts, builder.WithPredicates(b.predicates...))
+	}
+	copts := b.ctrlOptions
+	if copts.MaxConcurrentReconciles == 0 {
+		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
+	}
+	if copts.RateLimiter == nil {
+		copts.RateLimiter = adapter.RateLimiter()
+	}
+	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).WithOptions(copts)
+	for _, o := range owns {
 		bld = bld.Owns(o)
 	}
 	for _, w := range b.watches {
@@ -291,9 +364,8 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	if b.metricsOptions != nil {
 		b.metricsOptions(&opts.Metrics)
 	}
-	if b.gracefulShutdown > 0 {
-		opts.GracefulShutdownTimeout = &b.gracefulShutdown
-	}
+	grace := b.grace(true)
+	opts.GracefulShutdownTimeout = &grace
 	if b.lease > 0 {
 		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &b.lease, &b.renew, &b.retry
 	}
@@ -399,4 +471,27 @@ func addr(port int) string {
 		return "0"
 	}
 	return net.JoinHostPort("", strconv.Itoa(port))
+}
+
+// grace is the graceful-shutdown window: as set, or controller-runtime's
+// default when the Builder runs its own manager; 0 for an existing manager
+// whose window the Builder cannot know.
+func (b *Builder[T]) grace(ownManager bool) time.Duration {
+	switch {
+	case b.gracefulShutdown > 0:
+		return b.gracefulShutdown
+	case ownManager:
+		return defaultGracefulShutdown
+	}
+	return 0
+}
+
+// drainWindow is how long in-flight reconciles keep their context within a
+// graceful-shutdown window of grace: all but the last 5 s (or its second
+// half, if shorter than 10 s), which remain for recording outcomes.
+func drainWindow(grace time.Duration) time.Duration {
+	if grace >= 10*time.Second {
+		return grace - 5*time.Second
+	}
+	return grace / 2
 }

@@ -97,7 +97,7 @@ func childMaker(reconciles *atomic.Int32) reconciler.Func[*widget.Widget] {
 		if err := owners.SetController(w, cm, env.Scheme); err != nil {
 			return err
 		}
-		if err := env.Client.Create(ctx, cm); err != nil && !koperrors.IsConflict(err) {
+		if err := env.Client.Create(ctx, cm); err != nil && !koperrors.IsAlreadyExists(err) {
 			return err
 		}
 		return nil

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
-
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 )
@@ -17,7 +16,15 @@ import (
 // and, for a Stalled object, a second terminal failure in the logs
 // (java-operator-sdk is generation-aware by default for the same reason).
 //
-// Kept: a changed generation (spec), labels, annotations, finalizers,
+// "Status only" is knowable only from metadata.generation, which the server
+// moves on every change of the object's desired state. A kind without
+// generation (0 on both sides: ConfigMap, Secret, Service and other
+// built-in kinds without a spec/status split) has every update kept, since
+// its data changes leave generation alone. A custom resource without a
+// status subresource has generation moved by any change outside metadata,
+// status included, so each such update is kept too.
+//
+// Also kept: a changed generation (spec), labels, annotations, finalizers,
 // owner references or deletion timestamp, and the informer's periodic
 // resync (an update whose resourceVersion did not move).
 func ignoreStatusOnly() predicate.Predicate {
@@ -26,7 +33,8 @@ func ignoreStatusOnly() predicate.Predicate {
 		if o == nil || n == nil {
 			return true
 		}
-		return o.GetResourceVersion() == n.GetResourceVersion() ||
+		return o.GetGeneration() == 0 && n.GetGeneration() == 0 ||
+			o.GetResourceVersion() == n.GetResourceVersion() ||
 			o.GetGeneration() != n.GetGeneration() ||
 			!maps.Equal(o.GetLabels(), n.GetLabels()) ||
 			!maps.Equal(o.GetAnnotations(), n.GetAnnotations()) ||

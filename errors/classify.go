@@ -41,9 +41,13 @@ var classifiers = []classifier{
 	// can), so it is Invalid; it must be tried before Conflict.
 	{Invalid, isFieldManagerConflict},
 	{NotFound, apierrors.IsNotFound},
-	// 410 Gone and Expired mean "your resourceVersion is too old": the same
-	// remedy as a 409, read again and retry.
-	{Conflict, anyOf(apierrors.IsConflict, apierrors.IsAlreadyExists, apierrors.IsGone, apierrors.IsResourceExpired)},
+	// Only an optimistic-lock failure is a Conflict: the reconcile loop
+	// retries those promptly. AlreadyExists and Gone/Expired share the 409
+	// and 410 codes but not the remedy, so they are kinds of their own and
+	// take the normal failure path.
+	{AlreadyExists, apierrors.IsAlreadyExists},
+	{Expired, anyOf(apierrors.IsGone, apierrors.IsResourceExpired)},
+	{Conflict, apierrors.IsConflict},
 	{Forbidden, anyOf(apierrors.IsForbidden, apierrors.IsUnauthorized)},
 	{Invalid, anyOf(apierrors.IsInvalid, apierrors.IsBadRequest, apierrors.IsMethodNotSupported,
 		apierrors.IsNotAcceptable, apierrors.IsUnsupportedMediaType, apierrors.IsRequestEntityTooLargeError)},

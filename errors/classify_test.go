@@ -38,10 +38,10 @@ func TestKindOf(t *testing.T) {
 		{"not found", fixed(apierrors.NewNotFound(gr, "web")), koperrors.NotFound},
 		{"404 from a proxy", fixed(apierrors.NewGenericServerResponse(http.StatusNotFound, "GET", gr, "web", "<html>", 0, true)), koperrors.NotFound},
 		{"conflict", fixed(apierrors.NewConflict(gr, "web", fmt.Errorf("modified"))), koperrors.Conflict},
-		{"already exists", fixed(apierrors.NewAlreadyExists(gr, "web")), koperrors.Conflict},
-		{"generate name conflict", fixed(apierrors.NewGenerateNameConflict(gr, "web-", 1)), koperrors.Conflict},
-		{"gone", fixed(apierrors.NewGone("too old")), koperrors.Conflict}, //nolint:staticcheck // servers still answer 410 Gone
-		{"resource expired", fixed(apierrors.NewResourceExpired("too old resource version")), koperrors.Conflict},
+		{"already exists", fixed(apierrors.NewAlreadyExists(gr, "web")), koperrors.AlreadyExists},
+		{"generate name conflict", fixed(apierrors.NewGenerateNameConflict(gr, "web-", 1)), koperrors.AlreadyExists},
+		{"gone", fixed(apierrors.NewGone("too old")), koperrors.Expired}, //nolint:staticcheck // servers still answer 410 Gone
+		{"resource expired", fixed(apierrors.NewResourceExpired("too old resource version")), koperrors.Expired},
 		{"field manager conflict", fixed(fieldConflict), koperrors.Invalid},
 		{"forbidden", fixed(apierrors.NewForbidden(gr, "web", fmt.Errorf("rbac"))), koperrors.Forbidden},
 		{"unauthorized", fixed(apierrors.NewUnauthorized("who")), koperrors.Forbidden},
@@ -145,6 +145,7 @@ func TestIsHelpers(t *testing.T) {
 		koperrors.Invalid: koperrors.IsInvalid, koperrors.Timeout: koperrors.IsTimeout,
 		koperrors.Unavailable: koperrors.IsUnavailable, koperrors.Serialization: koperrors.IsSerialization,
 		koperrors.IO: koperrors.IsIO, koperrors.Config: koperrors.IsConfig,
+		koperrors.AlreadyExists: koperrors.IsAlreadyExists, koperrors.Expired: koperrors.IsExpired,
 	}
 	if len(helpers) != len(koperrors.Kinds()) {
 		t.Fatalf("%d helpers for %d kinds", len(helpers), len(koperrors.Kinds()))
@@ -169,7 +170,7 @@ func TestKinds(t *testing.T) {
 	for _, k := range koperrors.Kinds() {
 		got = append(got, k.String())
 	}
-	want := []string{"Internal", "NotFound", "Conflict", "Forbidden", "Invalid", "Timeout", "Unavailable", "Serialization", "IO", "Config"}
+	want := []string{"Internal", "NotFound", "Conflict", "Forbidden", "Invalid", "Timeout", "Unavailable", "Serialization", "IO", "Config", "AlreadyExists", "Expired"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Kinds() names (-want +got):\n%s", diff)
 	}
@@ -182,7 +183,7 @@ func TestKinds(t *testing.T) {
 			retryable = append(retryable, k)
 		}
 	}
-	if diff := cmp.Diff([]koperrors.Kind{koperrors.Conflict, koperrors.Timeout, koperrors.Unavailable}, retryable); diff != "" {
+	if diff := cmp.Diff([]koperrors.Kind{koperrors.Conflict, koperrors.Timeout, koperrors.Unavailable, koperrors.Expired}, retryable); diff != "" {
 		t.Errorf("retryable kinds (-want +got):\n%s", diff)
 	}
 }

@@ -32,7 +32,9 @@
 //
 //	Invalid        409 with FieldManagerConflict causes (server-side apply: Force or change intent)
 //	NotFound       404 NotFound
-//	Conflict       409 Conflict, 409 AlreadyExists, 410 Gone, 410 Expired
+//	AlreadyExists  409 AlreadyExists
+//	Expired        410 Gone, 410 Expired
+//	Conflict       409 Conflict (a stale resourceVersion)
 //	Forbidden      403 Forbidden, 401 Unauthorized
 //	Invalid        422 Invalid, 400 BadRequest, 405, 406, 413, 415
 //	Timeout        504 Timeout, ServerTimeout
@@ -49,10 +51,13 @@
 //	               net.ErrClosed, io.ErrUnexpectedEOF, *net.OpError, *net.DNSError,
 //	               io.EOF inside a *url.Error
 //
-// Three choices deserve a reason. 410 Gone and Expired are Conflict, not
-// NotFound: the server says the caller's resourceVersion is too old, which
-// is cured like a 409, by reading again, while NotFound would tell a caller
-// that the object does not exist. A 500 InternalError is Unavailable: it is
+// Four choices deserve a reason. Only an optimistic-lock 409 is Conflict,
+// because the reconcile loop retries Conflict promptly and quietly: a 409
+// AlreadyExists does not go away by reading again (someone else's object
+// holds the name), so it is its own kind and takes the normal failure path
+// with backoff. 410 Gone and Expired are Expired, not NotFound: the server
+// says the caller's resourceVersion is too old (list again), while NotFound
+// would tell a caller that the object does not exist. A 500 InternalError is Unavailable: it is
 // most often etcd or an admission webhook failing for a moment. A
 // field-manager conflict is Invalid: retrying the same apply cannot succeed,
 // so a loop that requeues conflicts silently must not see it as Conflict.

@@ -68,7 +68,7 @@ func ExampleKinds() {
 	}
 	fmt.Println()
 	// Output:
-	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config
+	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config AlreadyExists Expired
 }
 
 func ExampleIsRequeueOnly() {

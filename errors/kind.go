@@ -14,9 +14,8 @@ const (
 	Internal Kind = iota
 	// NotFound: the object, or the kind of object, does not exist (404).
 	NotFound
-	// Conflict: the caller's view is stale; read again and retry. The object
-	// changed since it was read (409), already exists (409 AlreadyExists),
-	// or the resourceVersion is too old (410 Gone, Expired).
+	// Conflict: an optimistic-lock failure: the object changed since it was
+	// read (409 Conflict on a stale resourceVersion). Read again and retry.
 	Conflict
 	// Forbidden: the caller may not do this (401, 403).
 	Forbidden
@@ -38,6 +37,13 @@ const (
 	// Config: the program's own configuration is wrong or missing
 	// (kubeconfig, in-cluster configuration, certificates, options).
 	Config
+	// AlreadyExists: a create met an object of the same name (409
+	// AlreadyExists). Retrying the same create cannot succeed until that
+	// object goes away; it is not a stale read.
+	AlreadyExists
+	// Expired: a list or watch asked for a resourceVersion the server no
+	// longer holds (410 Gone, Expired): list again from the start.
+	Expired
 )
 
 var kindNames = [...]string{
@@ -51,6 +57,8 @@ var kindNames = [...]string{
 	Serialization: "Serialization",
 	IO:            "IO",
 	Config:        "Config",
+	AlreadyExists: "AlreadyExists",
+	Expired:       "Expired",
 }
 
 // String returns the kind's name, such as "NotFound". A value outside the
@@ -72,11 +80,11 @@ func Kinds() []Kind {
 }
 
 // Retryable reports whether an error of this kind may succeed when retried
-// unchanged: Conflict, Timeout and Unavailable are; the rest need a change
-// somewhere first. NotFound and Internal are retried by the reconcile loop
+// unchanged: Conflict, Expired, Timeout and Unavailable are; the rest need a
+// change somewhere first. NotFound and Internal are retried by the reconcile loop
 // with backoff all the same, since the world may change.
 func (k Kind) Retryable() bool {
-	return k == Conflict || k == Timeout || k == Unavailable
+	return k == Conflict || k == Expired || k == Timeout || k == Unavailable
 }
 
 // IsNotFound reports whether err is of Kind [NotFound].
@@ -108,3 +116,9 @@ func IsConfig(err error) bool { return err != nil && KindOf(err) == Config }
 
 // IsInternal reports whether err is non-nil and of Kind [Internal].
 func IsInternal(err error) bool { return err != nil && KindOf(err) == Internal }
+
+// IsAlreadyExists reports whether err is of Kind [AlreadyExists].
+func IsAlreadyExists(err error) bool { return err != nil && KindOf(err) == AlreadyExists }
+
+// IsExpired reports whether err is of Kind [Expired].
+func IsExpired(err error) bool { return err != nil && KindOf(err) == Expired }

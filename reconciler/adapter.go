@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"runtime/debug"
 	"slices"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -21,15 +22,19 @@ import (
 	"github.com/kopgo/kopgo/status"
 )
 
-// conflictRequeue is how soon a reconcile that hit a 409 runs again: at
-// once, give or take the time the cache needs to see the newer object.
-const conflictRequeue = 50 * time.Millisecond
+// quietConflicts is how many optimistic-lock conflicts in a row an object
+// may meet before the next one is treated as a failure: logged, counted as
+// an error and shown in status. Until then a conflict is retried through
+// the rate limiter (promptly: its backoff starts at a few milliseconds)
+// without noise, since re-reading the newer object is the whole remedy.
+const quietConflicts = 3
 
 // Adapter runs a [Reconciler] as a controller-runtime reconcile.Reconciler:
 // it reads the object, runs the finalizer protocol and the user's code under
 // a deadline with panics recovered, maintains kstatus conditions, and
 // records metrics, a span and events. Use it with controller-runtime's own
-// builder, or let kopgo's controller.Builder create it.
+// builder (with [Adapter.RateLimiter] as the controller's rate limiter), or
+// let kopgo's controller.Builder create it.
 type Adapter[T client.Object] struct {
 	name      string
 	kind      string
@@ -38,6 +43,11 @@ type Adapter[T client.Object] struct {
 	env       *Env
 	o         Options
 	finalizer string
+	limiter   *rateLimiter
+
+	mu        sync.Mutex
+	conflicts map[reconcile.Request]int           // optimistic-lock conflicts in a row
+	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
 }
 
 // New returns the Adapter that runs r for objects of type T under the
@@ -68,8 +78,13 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 			return nil, err
 		}
 	}
-	a := &Adapter[T]{name: name, kind: koperrors.ObjectOf(p).Kind, proto: p, r: r, env: env, o: o}
-	if _, ok := r.(Finalizer[T]); ok {
+	a := &Adapter[T]{
+		name: name, kind: koperrors.ObjectOf(p).Kind, proto: p, r: r, env: env, o: o,
+		limiter:   newRateLimiter(),
+		conflicts: map[reconcile.Request]int{},
+		abandoned: map[reconcile.Request]chan struct{}{},
+	}
+	if usesFinalizer(r) {
 		a.finalizer = o.FinalizerName
 		if err := finalizers.Validate(a.finalizer); err != nil {
 			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, koperrors.Object{})
@@ -78,9 +93,57 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 	return a, nil
 }
 
+// usesFinalizer reports whether r gets a finalizer: it implements
+// [Finalizer], and, if it can say so (a [Syncer] without a finalize
+// function cannot clean up), wants one.
+func usesFinalizer[T client.Object](r Reconciler[T]) bool {
+	if _, ok := r.(Finalizer[T]); !ok {
+		return false
+	}
+	if c, ok := r.(interface{ usesFinalizer() bool }); ok {
+		return c.usesFinalizer()
+	}
+	return true
+}
+
+// RateLimiter returns the retry schedule the Adapter's controller must use
+// for its outcomes to take effect: per-object exponential backoff (5 ms
+// doubling to 5 minutes) under an overall token bucket (10 per second,
+// bursts of 100), as controller-runtime's default, except that
+//   - a delay the reconciler asked for (koperrors.RequeueAfter(err, d), the
+//     [ErrorPolicy] hook) is used as it is;
+//   - an object whose last failure was the API server being unreachable or
+//     slow (Kind Unavailable or Timeout) waits at most 3 s and bypasses the
+//     bucket, so after an outage every object is tried again within
+//     seconds of the server's return instead of after a backoff that grew
+//     for the whole outage.
+//
+// kopgo's controller.Builder installs it. With controller-runtime's
+// builder, pass it yourself:
+//
+//	ctrl.NewControllerManagedBy(mgr).For(&v1.WebApp{}).
+//		WithOptions(controller.Options{RateLimiter: adapter.RateLimiter()}).
+//		Complete(adapter)
+//
+// Under another rate limiter the Adapter still returns every failure as an
+// error, so that limiter's backoff applies instead.
+func (a *Adapter[T]) RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] { return a.limiter }
+
 // Reconcile implements reconcile.Reconciler.
+//
+// What controller-runtime receives agrees with what kopgo records: nil on
+// success; a plain requeue as a requeue; a Terminal error (or a 422 from
+// the API server) as a terminal error; every other failure, a conflict that
+// persists, a timeout, a panic and a status write that failed included, as
+// an error, so its metrics count it and its rate limiter backs off.
 func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
+	if a.stillRunning(req) {
+		// A call abandoned at its deadline still holds the object: never run
+		// one object twice at once. Look again soon.
+		log.FromContext(ctx).V(1).Info("Previous reconcile still running after its deadline; waiting for it")
+		return reconcile.Result{RequeueAfter: abandonedPoll}, nil
+	}
 	obj := a.proto.DeepCopyObject().(T)
 	if err := a.env.Client.Get(ctx, req.NamespacedName, obj); err != nil {
 		if apierrors.IsNotFound(err) {
@@ -92,135 +155,185 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	ctx, span := observability.StartReconcile(ctx, a.o.Tracer, a.name, a.kind, obj)
 
-	setter, hasStatus := any(obj).(status.Setter)
-	var patcher *status.Patcher
-	var condsBefore, progress []metav1.Condition
-	if hasStatus {
-		patcher = status.NewPatcher(obj)
-		progress = takeProgress(setter)
-		condsBefore = slices.Clone(setter.GetConditions())
+	// The user's work runs under a context that survives the controller's
+	// shutdown for the drain window.
+	uctx, release := drain(ctx, a.o.Drain)
+	o := a.run(uctx, req, obj)
+	release()
+	if o.abandoned {
+		// The user's goroutine may still change obj: record the outcome on
+		// a fresh copy.
+		obj = a.proto.DeepCopyObject().(T)
+		if err := a.env.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+			o.skipStatus = true
+		}
+	}
+	result, res, retErr := a.decide(ctx, req, obj, o.err)
+	if result == observability.ResultTerminal {
+		o.err = retErr // a 422 is marked terminal, for status too
 	}
 
-	gone, err := a.run(ctx, obj)
-	result, res, retErr := a.decide(ctx, obj, err)
-
-	if hasStatus && !gone && result != observability.ResultConflict {
+	if setter, ok := any(obj).(status.Setter); ok && !o.skipStatus && a.writesStatus(ctx, result, o.err) {
 		// The user's deadline may have passed; keep a short window to
 		// record the outcome.
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.StatusWindow)
-		a.updateStatus(wctx, setter, patcher, condsBefore, progress, result, err)
+		serr := a.updateStatus(wctx, setter, o, result)
 		cancel()
+		if serr != nil {
+			// Status is never lost: the reconcile fails, and is retried with
+			// backoff until the status is written.
+			log.FromContext(ctx).Error(serr, "Writing status failed; will retry")
+			if result == observability.ResultSuccess || result == observability.ResultRequeue {
+				result, o.err = observability.ResultError, serr
+				res, retErr = a.fail(req, obj, serr)
+			}
+		}
 	}
-	a.o.Metrics.ObserveReconcile(ctx, a.name, result, err, time.Since(start))
-	observability.EndSpan(span, result, err)
+	a.o.Metrics.ObserveReconcile(ctx, a.name, result, o.err, time.Since(start))
+	observability.EndSpan(span, result, o.err)
 	return res, retErr
 }
 
-// run performs the finalizer protocol and the user's Reconcile. gone
-// reports that the object went away (its deletion finished).
-func (a *Adapter[T]) run(ctx context.Context, obj T) (gone bool, err error) {
-	deleting := !obj.GetDeletionTimestamp().IsZero()
-	if a.finalizer == "" {
-		if deleting {
-			return false, nil // nothing of ours to clean up
-		}
-		return false, a.call(ctx, func(ctx context.Context) error { return a.r.Reconcile(ctx, obj, a.env) })
+// writesStatus reports whether the outcome goes into status. A conflict
+// retried quietly writes nothing (the next attempt will), and neither does
+// a reconcile cut short by shutdown: the next leader redoes it, and a
+// "context canceled" in Ready would be a lie about the object.
+func (a *Adapter[T]) writesStatus(ctx context.Context, result observability.Result, err error) bool {
+	if result == observability.ResultConflict {
+		return false
 	}
-	if deleting {
-		if !finalizers.Has(obj, a.finalizer) {
-			return false, nil
-		}
-		hook := a.r.(Finalizer[T])
-		if err := a.call(ctx, func(ctx context.Context) error { return hook.Cleanup(ctx, obj, a.env) }); err != nil {
-			return false, err
-		}
-		if _, err := finalizers.Remove(ctx, a.env.Client, obj, a.finalizer); err != nil {
-			return false, err
-		}
-		a.env.Recorder.Normal(obj, "CleanedUp", "Finalize", "cleanup finished; finalizer "+a.finalizer+" removed")
-		return true, nil
-	}
-	if _, err := finalizers.Add(ctx, a.env.Client, obj, a.finalizer); err != nil {
-		return false, err
-	}
-	return false, a.call(ctx, func(ctx context.Context) error { return a.r.Reconcile(ctx, obj, a.env) })
+	return err == nil || ctx.Err() == nil
 }
 
-// call runs f under the reconcile timeout, turning a panic into an error
-// and a passed deadline into a Timeout error.
-func (a *Adapter[T]) call(ctx context.Context, f func(context.Context) error) (err error) {
-	cctx := ctx
-	if a.o.Timeout > 0 {
-		var cancel context.CancelFunc
-		cctx, cancel = context.WithTimeout(ctx, a.o.Timeout)
-		defer cancel()
+// outcome is what running the user's code produced.
+type outcome struct {
+	err        error
+	skipStatus bool                // gone, or being deleted with nothing of ours to do
+	abandoned  bool                // the call ran past its deadline and was left running
+	before     []metav1.Condition // the conditions as read, progress included
+	progress   []metav1.Condition // Reconciling and Stalled as read
+	patcher    *status.Patcher
+}
+
+// run performs the finalizer protocol and the user's Reconcile or Cleanup.
+func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outcome {
+	var o outcome
+	deleting := !obj.GetDeletionTimestamp().IsZero()
+	if deleting && (a.finalizer == "" || !finalizers.Has(obj, a.finalizer)) {
+		// Nothing of ours to clean up, and nothing to say about an object
+		// on its way out.
+		o.skipStatus = true
+		return o
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			stack := debug.Stack()
-			log.FromContext(ctx).Error(fmt.Errorf("panic: %v", r), "Reconciler panicked", "stack", string(stack))
-			err = &panicError{value: r}
+	if setter, ok := any(obj).(status.Setter); ok {
+		o.patcher = status.NewPatcher(obj)
+		o.before = slices.Clone(setter.GetConditions())
+		o.progress = takeProgress(setter)
+	}
+	if deleting {
+		hook := a.r.(Finalizer[T])
+		o.err, o.abandoned = a.call(ctx, req, func(ctx context.Context) error { return hook.Cleanup(ctx, obj, a.env) })
+		if o.err != nil {
+			return o
 		}
-		if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-			err = &timeoutError{after: a.o.Timeout, cause: err}
+		if _, err := finalizers.Remove(ctx, a.env.Client, obj, a.finalizer); err != nil {
+			o.err = err
+			return o
 		}
-	}()
-	return f(cctx)
+		a.env.Recorder.Normal(obj, "CleanedUp", "Finalize", "cleanup finished; finalizer "+a.finalizer+" removed")
+		o.skipStatus = true // gone, or about to be
+		return o
+	}
+	if a.finalizer != "" {
+		if _, err := finalizers.Add(ctx, a.env.Client, obj, a.finalizer); err != nil {
+			o.err = err
+			return o
+		}
+	}
+	o.err, o.abandoned = a.call(ctx, req, func(ctx context.Context) error { return a.r.Reconcile(ctx, obj, a.env) })
+	return o
 }
 
 // decide maps the outcome to a metrics result, a controller-runtime result
-// and the error controller-runtime should see (nil where kopgo handles the
-// retry itself).
-func (a *Adapter[T]) decide(ctx context.Context, obj T, err error) (observability.Result, reconcile.Result, error) {
+// and the error controller-runtime should see.
+func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, err error) (observability.Result, reconcile.Result, error) {
 	logger := log.FromContext(ctx)
+	conflicts := a.countConflict(req, err)
 	var p *panicError
 	var to *timeoutError
 	switch {
 	case err == nil:
 		return observability.ResultSuccess, reconcile.Result{}, nil
+	case ctx.Err() != nil:
+		// Cut short by shutdown: the queue is closed, so this is for the
+		// record only.
+		logger.Info("Reconcile cut short by shutdown", "error", err.Error())
+		return observability.ResultError, reconcile.Result{}, err
 	case koperrors.As(err, &p):
-		return observability.ResultPanic, reconcile.Result{}, err
+		res, rerr := a.fail(req, obj, err)
+		return observability.ResultPanic, res, rerr
 	case koperrors.As(err, &to):
 		a.env.Recorder.Warning(obj, "Timeout", "Reconcile", err.Error())
-		return observability.ResultTimeout, a.retry(obj, err), a.retryErr(obj, err)
+		res, rerr := a.fail(req, obj, err)
+		return observability.ResultTimeout, res, rerr
 	case koperrors.IsRequeueOnly(err):
 		d, _ := koperrors.RequeueAfterOf(err)
 		if d <= 0 {
-			d = conflictRequeue // "as soon as possible"; 0 would mean no requeue at all
+			// "As soon as the rate limiter allows": RequeueAfter(0) would
+			// mean no requeue at all.
+			return observability.ResultRequeue, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 		}
 		return observability.ResultRequeue, reconcile.Result{RequeueAfter: d}, nil
-	case koperrors.IsTerminal(err):
+	case koperrors.IsTerminal(err) || apierrors.IsInvalid(err):
+		// A 422 from the API server is a problem of the parent's spec (a
+		// child it asked for is invalid): retrying cannot help until the
+		// parent changes.
 		logger.Error(err, "Reconcile failed terminally; waiting for a change")
 		a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
-		return observability.ResultTerminal, reconcile.Result{}, nil
-	case koperrors.IsConflict(err):
-		logger.V(1).Info("Conflict, retrying", "error", err.Error())
-		return observability.ResultConflict, reconcile.Result{RequeueAfter: conflictRequeue}, nil
+		return observability.ResultTerminal, reconcile.Result{}, terminal(err)
+	case koperrors.IsConflict(err) && conflicts <= quietConflicts:
+		logger.V(1).Info("Conflict, retrying", "error", err.Error(), "conflicts", conflicts)
+		return observability.ResultConflict, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 	}
 	a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
-	if d, ok := koperrors.RequeueAfterOf(err); ok {
-		logger.Error(err, "Reconcile failed", "retryAfter", d)
-		return observability.ResultError, reconcile.Result{RequeueAfter: d}, nil
-	}
-	return observability.ResultError, a.retry(obj, err), a.retryErr(obj, err)
+	res, rerr := a.fail(req, obj, err)
+	return observability.ResultError, res, rerr
 }
 
-// retry and retryErr apply the ErrorPolicy hook: a fixed delay (logged
-// here) or controller-runtime's backoff (it logs the returned error).
-func (a *Adapter[T]) retry(obj T, err error) reconcile.Result {
-	if p, ok := a.r.(ErrorPolicy[T]); ok {
-		if d := p.RetryAfter(obj, err); d > 0 {
-			return reconcile.Result{RequeueAfter: d}
+// fail returns a failure to controller-runtime: as an error, so that its
+// metrics count it and the rate limiter backs off, with the delay the
+// reconciler or its ErrorPolicy asked for handed to the rate limiter.
+func (a *Adapter[T]) fail(req reconcile.Request, obj T, err error) (reconcile.Result, error) {
+	d, ok := koperrors.RequeueAfterOf(err)
+	if p, has := a.r.(ErrorPolicy[T]); has && !ok {
+		if pd := p.RetryAfter(obj, err); pd > 0 {
+			d, ok = pd, true
 		}
 	}
-	return reconcile.Result{}
+	kind := koperrors.KindOf(err)
+	a.limiter.failed(req, ok, d, kind == koperrors.Unavailable || kind == koperrors.Timeout)
+	return reconcile.Result{}, err
 }
 
-func (a *Adapter[T]) retryErr(obj T, err error) error {
-	if p, ok := a.r.(ErrorPolicy[T]); ok && p.RetryAfter(obj, err) > 0 {
-		return nil
+// terminal makes err controller-runtime's terminal error too.
+func terminal(err error) error {
+	if koperrors.IsTerminal(err) {
+		return err
 	}
-	return err
+	return koperrors.Terminal(err)
+}
+
+// countConflict counts optimistic-lock conflicts in a row for req and
+// returns the count (0 when err is not one, which resets it).
+func (a *Adapter[T]) countConflict(req reconcile.Request, err error) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !koperrors.IsConflict(err) {
+		delete(a.conflicts, req)
+		return 0
+	}
+	a.conflicts[req]++
+	return a.conflicts[req]
 }
 
 // updateStatus maintains Ready/Reconciling/Stalled and observedGeneration
@@ -228,55 +341,66 @@ func (a *Adapter[T]) retryErr(obj T, err error) error {
 //
 // Reconciling and Stalled describe one reconcile, so the reconciler runs
 // without them (takeProgress): if it sets either, it is reporting progress
-// itself and its conditions stand; a re-set with the same status keeps its
-// lastTransitionTime, so a steady "rolling out" writes nothing. Otherwise a
-// success leaves a True Ready as it is (the reconciler's reason and message
-// included) and turns any other Ready into Ready=True, and a failure records
-// the error. Comparing conditions before and after alone cannot tell "set
-// again to the same value" from "left alone".
-func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, p *status.Patcher, before, progress []metav1.Condition, result observability.Result, err error) {
+// itself and its conditions stand. Otherwise a success leaves a True Ready
+// as it is (the reconciler's reason and message included) and turns any
+// other Ready into Ready=True, a plain requeue reports Reconciling, and a
+// failure records the error. Comparing conditions before and after alone
+// cannot tell "set again to the same value" from "left alone". A condition
+// whose status did not move keeps its lastTransitionTime, whatever
+// happened to it during the reconcile.
+func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outcome, result observability.Result) error {
+	if o.patcher == nil || o.abandoned {
+		// A fresh copy: nothing the user did to it.
+		o.patcher = status.NewPatcher(obj)
+		o.before = slices.Clone(obj.GetConditions())
+		o.progress = takeProgress(obj)
+	}
 	userProgress := status.Get(obj, status.Reconciling) != nil || status.Get(obj, status.Stalled) != nil
-	userTouched := userProgress || !slices.EqualFunc(before, obj.GetConditions(), func(x, y metav1.Condition) bool {
-		return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message
-	})
+	userTouched := userProgress || !sameConditions(withoutProgress(o.before), obj.GetConditions())
 	switch result {
 	case observability.ResultSuccess:
 		if !userTouched && !status.IsTrue(obj, status.Ready) {
-			status.MarkReady(obj, "Reconciled", "")
+			status.MarkReady(obj, status.ReasonSucceeded, "")
 		}
 		status.SetObservedGeneration(obj)
 	case observability.ResultRequeue:
 		if !userTouched {
-			obj.SetConditions(append(obj.GetConditions(), progress...))
+			status.SetError(obj, o.err)
 		}
 	default:
-		status.SetError(obj, err)
+		status.SetError(obj, o.err)
 	}
-	keepTransitionTimes(obj, progress)
-	if _, perr := p.Patch(ctx, a.env.Client, obj, a.env.FieldOwner); perr != nil {
-		log.FromContext(ctx).Error(perr, "Writing status failed")
-	}
+	keepTransitionTimes(obj, o.before)
+	_, err := o.patcher.Patch(ctx, a.env.Client, obj, a.env.FieldOwner)
+	return err
+}
+
+// sameConditions compares conditions by type, status, reason and message.
+func sameConditions(a, b []metav1.Condition) bool {
+	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool {
+		return x.Type == y.Type && x.Status == y.Status && x.Reason == y.Reason && x.Message == y.Message
+	})
 }
 
 // takeProgress removes Reconciling and Stalled from obj and returns them.
 func takeProgress(obj status.Setter) []metav1.Condition {
-	var taken, kept []metav1.Condition
-	for _, c := range obj.GetConditions() {
-		if c.Type == status.Reconciling || c.Type == status.Stalled {
-			taken = append(taken, c)
-		} else {
-			kept = append(kept, c)
-		}
-	}
-	if taken != nil {
-		obj.SetConditions(kept)
+	taken := slices.DeleteFunc(slices.Clone(obj.GetConditions()), func(c metav1.Condition) bool { return !isProgress(c) })
+	if len(taken) > 0 {
+		obj.SetConditions(withoutProgress(obj.GetConditions()))
 	}
 	return taken
 }
 
+func withoutProgress(conds []metav1.Condition) []metav1.Condition {
+	return slices.DeleteFunc(slices.Clone(conds), isProgress)
+}
+
+func isProgress(c metav1.Condition) bool { return c.Type == status.Reconciling || c.Type == status.Stalled }
+
 // keepTransitionTimes gives each condition of obj that has the same type and
-// status as one in old that one's lastTransitionTime: takeProgress removed
-// it, so setting it again looked like a transition.
+// status as one in old that one's lastTransitionTime: a condition removed
+// and set again, or moved through another status and back within one
+// reconcile, did not transition.
 func keepTransitionTimes(obj status.Setter, old []metav1.Condition) {
 	conds := obj.GetConditions()
 	for i := range conds {
@@ -295,12 +419,16 @@ func (p *panicError) Error() string { return fmt.Sprintf("reconciler panicked: %
 
 // timeoutError says the reconcile ran past its deadline.
 type timeoutError struct {
-	after time.Duration
-	cause error
+	after     time.Duration
+	cause     error
+	abandoned bool
 }
 
 func (t *timeoutError) Error() string {
-	if t.cause != nil {
+	switch {
+	case t.abandoned:
+		return fmt.Sprintf("reconcile did not finish within %s and ignored its cancellation; it is left running and the object is retried once it returns", t.after)
+	case t.cause != nil:
 		return fmt.Sprintf("reconcile did not finish within %s: %v", t.after, t.cause)
 	}
 	return fmt.Sprintf("reconcile did not finish within %s", t.after)

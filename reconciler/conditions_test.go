@@ -59,8 +59,8 @@ func TestConditionsSetByTheReconcilerStand(t *testing.T) {
 	phase.Store("fail")
 	step("failure", "False/Internal", "True/Internal", true)
 	phase.Store("plain")
-	step("success setting nothing", "True/Reconciled", "-", true)
-	step("and again", "True/Reconciled", "-", false)
+	step("success setting nothing", "True/Succeeded", "-", true)
+	step("and again", "True/Succeeded", "-", false)
 	if got := h.get(); got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("observedGeneration %d, want %d", got.Status.ObservedGeneration, got.Generation)
 	}

@@ -13,6 +13,12 @@ type Options struct {
 	// Timeout is the deadline of one call to Reconcile or Cleanup; 0 means
 	// none. A reconcile past it fails with an error of Kind Timeout.
 	Timeout time.Duration
+	// Drain is how long a reconcile in flight when the controller stops
+	// (SIGTERM) may go on: its context is not cancelled until Drain has
+	// passed. 0 cancels it at once. A reconcile that fails because it was
+	// cut short writes nothing into status. The Builder sets it from its
+	// graceful-shutdown window.
+	Drain time.Duration
 	// StatusWindow is the time left after a reconcile (even one that timed
 	// out) to record its outcome in status. Default 5s.
 	StatusWindow time.Duration
@@ -30,6 +36,9 @@ type Option func(*Options)
 
 // WithTimeout sets [Options.Timeout].
 func WithTimeout(d time.Duration) Option { return func(o *Options) { o.Timeout = d } }
+
+// WithDrain sets [Options.Drain].
+func WithDrain(d time.Duration) Option { return func(o *Options) { o.Drain = d } }
 
 // WithStatusWindow sets [Options.StatusWindow].
 func WithStatusWindow(d time.Duration) Option { return func(o *Options) { o.StatusWindow = d } }

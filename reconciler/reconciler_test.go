@@ -65,7 +65,11 @@ func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...r
 
 func (h *harness) reconcile() (reconcile.Result, error) {
 	h.t.Helper()
-	return h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
+	return h.adapter.Reconcile(h.t.Context(), h.req())
+}
+
+func (h *harness) req() reconcile.Request {
+	return reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)}
 }
 
 func (h *harness) get() *widget.Widget {
@@ -136,28 +140,48 @@ func TestGoneObjectIsSkipped(t *testing.T) {
 }
 
 func TestErrorsAndMarkers(t *testing.T) {
+	// crErr is what controller-runtime sees: "" (nil), "error" or
+	// "terminal". after is the delay: RequeueAfter without an error, or
+	// the rate limiter's next delay with one (-1: its own backoff).
 	tests := []struct {
-		name        string
-		err         error
-		wantResult  string
-		wantRequeue time.Duration
-		wantErr     bool
-		ready       string
-		stalled     string
-		errorKind   string
+		name       string
+		err        error
+		wantResult string
+		crErr      string
+		after      time.Duration
+		ready      string
+		stalled    string
+		errorKind  string
 	}{
-		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", 0, true, "False/Unavailable", "-", "Unavailable"},
-		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", 0, false, "False/Invalid", "True/Invalid", "Invalid"},
-		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", 30 * time.Second, false, "-", "-", ""},
-		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", time.Minute, false, "False/Internal", "-", "Internal"},
-		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", 50 * time.Millisecond, false, "-", "-", ""},
+		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "Unavailable"},
+		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
+		{"invalid from the API server", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
+		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", "", 30 * time.Second, "Unknown/Progressing", "-", ""},
+		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", "error", time.Minute, "False/Internal", "-", "Internal"},
+		{"already exists", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "AlreadyExists"},
+		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", "", 0, "-", "-", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error { return tt.err }))
 			res, err := h.reconcile()
-			if (err != nil) != tt.wantErr || res.RequeueAfter != tt.wantRequeue {
-				t.Errorf("Reconcile = %+v, %v; want requeueAfter %s, error %t", res, err, tt.wantRequeue, tt.wantErr)
+			crErr := ""
+			switch {
+			case errors.Is(err, reconcile.TerminalError(nil)):
+				crErr = "terminal"
+			case err != nil:
+				crErr = "error"
+			}
+			if crErr != tt.crErr {
+				t.Errorf("controller-runtime sees %q (%v), want %q", crErr, err, tt.crErr)
+			}
+			switch {
+			case tt.crErr == "" && res.RequeueAfter != tt.after:
+				t.Errorf("Reconcile = %+v, want RequeueAfter %s", res, tt.after)
+			case tt.crErr == "error" && tt.after > 0:
+				if d := h.adapter.RateLimiter().When(h.req()); d != tt.after {
+					t.Errorf("next attempt after %s, want %s", d, tt.after)
+				}
 			}
 			got := h.get()
 			if condition(got, status.Ready) != tt.ready || condition(got, status.Stalled) != tt.stalled {
@@ -286,9 +310,12 @@ func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
 
 func TestFixedRequeuePolicy(t *testing.T) {
 	h := newHarness(t, fixed{reconciler.FixedRequeue[*widget.Widget]{After: 30 * time.Second}})
-	res, err := h.reconcile()
-	if err != nil || res.RequeueAfter != 30*time.Second {
-		t.Errorf("Reconcile = %+v, %v; want a fixed 30s requeue and no backoff error", res, err)
+	_, err := h.reconcile()
+	if err == nil {
+		t.Error("a failure handled by the policy reached controller-runtime as a success")
+	}
+	if d := h.adapter.RateLimiter().When(h.req()); d != 30*time.Second {
+		t.Errorf("next attempt after %s, want the policy's 30s", d)
 	}
 	if h.count("error") != 1 {
 		t.Error("a policy-handled failure is still an error in metrics")

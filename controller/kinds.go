@@ -1,0 +1,121 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+)
+
+// childKinds is what a reconciler that knows its children's kinds
+// (reconciler.Syncer) tells the Builder.
+type childKinds interface{ ChildKinds() []client.Object }
+
+// ownedKinds returns the kinds to watch with Owns: those given to Owns,
+// then the reconciler's own child kinds not already among them, so that a
+// Sync controller sees its children change without the user repeating
+// them.
+func (b *Builder[T]) ownedKinds(scheme *runtime.Scheme) ([]client.Object, error) {
+	owns := b.owns
+	ck, ok := b.r.(childKinds)
+	if !ok {
+		return owns, nil
+	}
+	seen := map[schema.GroupVersionKind]bool{}
+	for _, o := range owns {
+		gvk, err := apiutil.GVKForObject(o, scheme)
+		if err != nil {
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Owns(%T)", b.name, o), koperrors.Object{})
+		}
+		seen[gvk] = true
+	}
+	for _, o := range ck.ChildKinds() {
+		gvk, err := apiutil.GVKForObject(o, scheme)
+		if err != nil {
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: child kind %T", b.name, o), koperrors.Object{})
+		}
+		if !seen[gvk] {
+			seen[gvk] = true
+			owns = append(owns, o)
+		}
+	}
+	return owns, nil
+}
+
+func (b *Builder[T]) watchedKinds() []client.Object {
+	objs := make([]client.Object, 0, len(b.watches))
+	for _, w := range b.watches {
+		objs = append(objs, w.obj)
+	}
+	return objs
+}
+
+// declaredKinds returns the kinds of objs as a set. Metadata-only objects
+// (PartialObjectMetadata) are left out: their cache holds no fields to
+// compare an apply with.
+func declaredKinds(scheme *runtime.Scheme, objs []client.Object) (map[schema.GroupVersionKind]bool, error) {
+	kinds := map[schema.GroupVersionKind]bool{}
+	for _, o := range objs {
+		if _, ok := o.(*metav1.PartialObjectMetadata); ok {
+			continue
+		}
+		gvk, err := apiutil.GVKForObject(o, scheme)
+		if err != nil {
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("watched kind %T", o), koperrors.Object{})
+		}
+		kinds[gvk] = true
+	}
+	return kinds, nil
+}
+
+// declaredOnly is the Applier's cache: the manager's cache, for the kinds
+// the controller watches (its own, Owns, Watch and a Syncer's child
+// kinds). Reading any other kind from the manager's cache would silently
+// start a cluster-wide informer for it, which holds every such object in
+// memory and needs list and watch permission on the kind. For those kinds
+// declaredOnly refuses, and the Applier, which treats a cache it cannot
+// read as unknown, sends the apply (one request, no informer).
+type declaredOnly struct {
+	client.Reader
+	scheme *runtime.Scheme
+	kinds  map[schema.GroupVersionKind]bool
+}
+
+// errNotDeclared says a kind is not among those the controller watches.
+var errNotDeclared = fmt.Errorf("kind not watched by this controller")
+
+func (d declaredOnly) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	gvk, err := apiutil.GVKForObject(obj, d.scheme)
+	if err != nil {
+		return err
+	}
+	if !d.kinds[gvk] {
+		return fmt.Errorf("read %s %s from the cache: %w", gvk.Kind, key, errNotDeclared)
+	}
+	return d.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (d declaredOnly) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	gvk, err := apiutil.GVKForObject(list, d.scheme)
+	if err != nil {
+		return err
+	}
+	gvk.Kind = trimList(gvk.Kind)
+	if !d.kinds[gvk] {
+		return fmt.Errorf("list %s from the cache: %w", gvk.Kind, errNotDeclared)
+	}
+	return d.Reader.List(ctx, list, opts...)
+}
+
+func trimList(kind string) string {
+	if len(kind) > 4 && kind[len(kind)-4:] == "List" {
+		return kind[:len(kind)-4]
+	}
+	return kind
+}

@@ -1,0 +1,94 @@
+package reconciler
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+)
+
+// The retry schedule of [Adapter.RateLimiter].
+const (
+	backoffBase = 5 * time.Millisecond
+	backoffMax  = 5 * time.Minute
+	// transientMax caps the backoff of an object whose last failure was
+	// the API server being unreachable or slow.
+	transientMax = 3 * time.Second
+	bucketQPS    = 10
+	bucketBurst  = 100
+)
+
+// rateLimiter is controller-runtime's default schedule (per-item
+// exponential backoff, overall token bucket) with two kopgo rules: a delay
+// the reconciler asked for wins, and outages do not grow the backoff past
+// transientMax. The Adapter tells it about each failure ([rateLimiter.failed])
+// just before controller-runtime asks When.
+type rateLimiter struct {
+	mu       sync.Mutex
+	failures map[reconcile.Request]int
+	hints    map[reconcile.Request]hint
+	bucket   *rate.Limiter
+}
+
+// hint is what the Adapter knows about an object's last failure.
+type hint struct {
+	after     time.Duration // asked for by the reconciler; 0: none
+	transient bool
+}
+
+func newRateLimiter() *rateLimiter {
+	return &rateLimiter{
+		failures: map[reconcile.Request]int{},
+		hints:    map[reconcile.Request]hint{},
+		bucket:   rate.NewLimiter(rate.Limit(bucketQPS), bucketBurst),
+	}
+}
+
+// failed records how the Adapter wants req's next attempt timed.
+func (r *rateLimiter) failed(req reconcile.Request, asked bool, after time.Duration, transient bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	h := hint{transient: transient}
+	if asked && after > 0 {
+		h.after = after
+	}
+	r.hints[req] = h
+}
+
+// When returns how long req waits before its next attempt.
+func (r *rateLimiter) When(req reconcile.Request) time.Duration {
+	r.mu.Lock()
+	n := r.failures[req]
+	r.failures[req] = n + 1
+	h, ok := r.hints[req]
+	delete(r.hints, req)
+	r.mu.Unlock()
+	if ok && h.after > 0 {
+		return h.after
+	}
+	d := backoffBase * time.Duration(math.Pow(2, float64(min(n, 30))))
+	if d > backoffMax || d <= 0 {
+		d = backoffMax
+	}
+	if ok && h.transient {
+		return min(d, transientMax)
+	}
+	return max(d, r.bucket.Reserve().Delay())
+}
+
+// Forget clears req's failure count (after a success).
+func (r *rateLimiter) Forget(req reconcile.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.failures, req)
+	delete(r.hints, req)
+}
+
+// NumRequeues returns req's failures in a row.
+func (r *rateLimiter) NumRequeues(req reconcile.Request) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failures[req]
+}
