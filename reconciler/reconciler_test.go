@@ -335,3 +335,35 @@ func TestNewRejectsMistakes(t *testing.T) {
 		t.Errorf("kind not in scheme: %v", err)
 	}
 }
+
+// An object on its way out, for a reconciler without a Cleanup hook, gets
+// no status write: nothing of ours to do, and nothing true to say. A
+// finalizer of someone else's keeps it around while it is reconciled.
+func TestDeletingObjectWithoutCleanupGetsNoStatusWrite(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+		calls.Add(1)
+		return nil
+	}))
+	w := h.get()
+	w.Finalizers = []string{"example.com/someone-else"}
+	if err := cluster.Client().Update(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client().Delete(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	before := h.get().ResourceVersion
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got := h.get()
+	if got.ResourceVersion != before || len(got.Status.Conditions) != 0 || calls.Load() != 0 {
+		t.Errorf("a deleting object was written (resourceVersion %s -> %s, conditions %v) or reconciled (%d calls)",
+			before, got.ResourceVersion, got.Status.Conditions, calls.Load())
+	}
+	got.Finalizers = nil
+	if err := cluster.Client().Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+}
