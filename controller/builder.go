@@ -168,7 +168,10 @@ func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 // and RateLimiter from reconciler.Adapter.RateLimiter, whose schedule the
 // Adapter relies on for the delays a reconciler asks for and for a quick
 // recovery after an API-server outage: replace it only knowing that.
-func (b *Builder[T]) ControllerOptions(o crcontroller.Options) *Builder[T] { b.ctrlOptions = o; return b }
+func (b *Builder[T]) ControllerOptions(o crcontroller.Options) *Builder[T] {
+	b.ctrlOptions = o
+	return b
+}
 
 // Predicates replaces the filter on the primary object's events. By
 // default updates that change only the object's status are dropped (see

@@ -30,7 +30,16 @@
 //   - Lease-based leader election, released on shutdown so that a successor
 //     takes over at once instead of after the lease expires.
 //   - Graceful shutdown: when ctx ends (SIGTERM via ctrl.SetupSignalHandler),
-//     no new work starts and in-flight reconciles get the grace period.
+//     no new work starts and in-flight reconciles keep their context for
+//     the grace period (30 s by default) minus a few seconds kept to record
+//     their outcome; one cut short writes nothing into status. Run returns
+//     nil.
+//   - Retries: failures back off per object (5 ms doubling to 5 minutes);
+//     failures because the API server is away back off at most 3 s, so
+//     recovery after an outage takes seconds. See reconciler.Adapter's
+//     RateLimiter; [Builder.ControllerOptions] replaces it.
+//   - Concurrency: [DefaultConcurrency] objects at once; a reconcile that
+//     ignores its context past [Builder.ReconcileTimeout] frees its worker.
 //
 // # What triggers a reconcile
 //
@@ -40,8 +49,17 @@
 // changes only the object's status does not: the reconciler's own status
 // write would come back as a second, idle reconcile per change (and, for a
 // Stalled object, a second failure in the logs). This is java-operator-sdk's
-// generation-aware default; a reconciler that must react to status written
-// by someone else can add that watch with WithWatches.
+// generation-aware default. Kinds without metadata.generation (ConfigMap,
+// Secret, Service) have every update kept: their data changes leave
+// generation alone. [Builder.Predicates] replaces the filter, and
+// Predicates() with no argument drops it, for a reconciler that must react
+// to status written by someone else.
+//
+// A reconciler.Syncer's child kinds are watched as if given to
+// [Builder.Owns]. The Applier in the reconciler's Env reads from the cache
+// only the kinds watched here (the primary kind, Owns, Watch, the Syncer's
+// child kinds); it applies other kinds without reading, so a controller
+// needs no list or watch permission on kinds it only writes.
 //
 // # Mistakes
 //

@@ -208,10 +208,9 @@ func (a *Adapter[T]) writesStatus(ctx context.Context, result observability.Resu
 // outcome is what running the user's code produced.
 type outcome struct {
 	err        error
-	skipStatus bool                // gone, or being deleted with nothing of ours to do
-	abandoned  bool                // the call ran past its deadline and was left running
+	skipStatus bool               // gone, or being deleted with nothing of ours to do
+	abandoned  bool               // the call ran past its deadline and was left running
 	before     []metav1.Condition // the conditions as read, progress included
-	progress   []metav1.Condition // Reconciling and Stalled as read
 	patcher    *status.Patcher
 }
 
@@ -228,11 +227,11 @@ func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outc
 	if setter, ok := any(obj).(status.Setter); ok {
 		o.patcher = status.NewPatcher(obj)
 		o.before = slices.Clone(setter.GetConditions())
-		o.progress = takeProgress(setter)
+		takeProgress(setter)
 	}
 	if deleting {
 		hook := a.r.(Finalizer[T])
-		o.err, o.abandoned = a.call(ctx, req, func(ctx context.Context) error { return hook.Cleanup(ctx, obj, a.env) })
+		o.abandoned, o.err = a.call(ctx, req, func(ctx context.Context) error { return hook.Cleanup(ctx, obj, a.env) })
 		if o.err != nil {
 			return o
 		}
@@ -250,7 +249,7 @@ func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outc
 			return o
 		}
 	}
-	o.err, o.abandoned = a.call(ctx, req, func(ctx context.Context) error { return a.r.Reconcile(ctx, obj, a.env) })
+	o.abandoned, o.err = a.call(ctx, req, func(ctx context.Context) error { return a.r.Reconcile(ctx, obj, a.env) })
 	return o
 }
 
@@ -353,7 +352,7 @@ func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outc
 		// A fresh copy: nothing the user did to it.
 		o.patcher = status.NewPatcher(obj)
 		o.before = slices.Clone(obj.GetConditions())
-		o.progress = takeProgress(obj)
+		takeProgress(obj)
 	}
 	userProgress := status.Get(obj, status.Reconciling) != nil || status.Get(obj, status.Stalled) != nil
 	userTouched := userProgress || !sameConditions(withoutProgress(o.before), obj.GetConditions())
@@ -382,20 +381,20 @@ func sameConditions(a, b []metav1.Condition) bool {
 	})
 }
 
-// takeProgress removes Reconciling and Stalled from obj and returns them.
-func takeProgress(obj status.Setter) []metav1.Condition {
-	taken := slices.DeleteFunc(slices.Clone(obj.GetConditions()), func(c metav1.Condition) bool { return !isProgress(c) })
-	if len(taken) > 0 {
+// takeProgress removes Reconciling and Stalled from obj.
+func takeProgress(obj status.Setter) {
+	if slices.ContainsFunc(obj.GetConditions(), isProgress) {
 		obj.SetConditions(withoutProgress(obj.GetConditions()))
 	}
-	return taken
 }
 
 func withoutProgress(conds []metav1.Condition) []metav1.Condition {
 	return slices.DeleteFunc(slices.Clone(conds), isProgress)
 }
 
-func isProgress(c metav1.Condition) bool { return c.Type == status.Reconciling || c.Type == status.Stalled }
+func isProgress(c metav1.Condition) bool {
+	return c.Type == status.Reconciling || c.Type == status.Stalled
+}
 
 // keepTransitionTimes gives each condition of obj that has the same type and
 // status as one in old that one's lastTransitionTime: a condition removed

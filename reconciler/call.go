@@ -26,7 +26,7 @@ const abandonedPoll = time.Second
 // [abandonGrace]: it is left running (abandoned = true), the worker is
 // freed for other objects, and req is marked so that the object is not
 // reconciled again until that call returns (see [Adapter.stillRunning]).
-func (a *Adapter[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) error) (err error, abandoned bool) {
+func (a *Adapter[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) error) (abandoned bool, err error) {
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if a.o.Timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, a.o.Timeout)
@@ -53,14 +53,14 @@ func (a *Adapter[T]) call(ctx context.Context, req reconcile.Request, f func(con
 			grace.Stop()
 		case <-grace.C:
 			a.abandon(ctx, req, done, cancel)
-			return &timeoutError{after: a.o.Timeout, abandoned: true}, true
+			return true, &timeoutError{after: a.o.Timeout, abandoned: true}
 		}
 	}
 	cancel()
 	if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		err = &timeoutError{after: a.o.Timeout, cause: err}
 	}
-	return err, false
+	return false, err
 }
 
 // abandon records that a call for req is still running and forgets it when

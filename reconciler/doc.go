@@ -34,31 +34,56 @@
 //
 // # Results
 //
-//   - nil: done. Ready=True (a True Ready the reconciler set keeps its
-//     reason and message), observedGeneration stamped. A reconciler that is
-//     still waiting (a rollout) says so with status.MarkReconciling or
-//     status.MarkStalled: Reconciling and Stalled describe one reconcile, so
-//     they are removed before Reconcile is called and stand only if it sets
-//     them again (their lastTransitionTime is kept when unchanged).
-//   - koperrors.Terminal(err): no retry until the object changes;
+//   - nil: done. Ready=True with reason Succeeded (a True Ready the
+//     reconciler set keeps its reason and message), observedGeneration
+//     stamped. A reconciler that is still waiting (a rollout) says so with
+//     status.MarkReconciling or status.MarkStalled: Reconciling and Stalled
+//     describe one reconcile, so they are removed before Reconcile is
+//     called and stand only if it sets them again.
+//   - koperrors.Terminal(err), or a 422 Invalid from the API server (a child
+//     the spec asked for is invalid): no retry until the object changes;
 //     Stalled=True and Ready=False with the error's kind as reason; a
 //     Warning event.
-//   - koperrors.RequeueAfter(nil, d): come back after d; nothing failed.
+//   - koperrors.RequeueAfter(nil, d): not done yet, nothing failed; come
+//     back after d. Reconciling=True and Ready=Unknown (reason Progressing)
+//     unless the reconciler set conditions itself.
 //   - koperrors.RequeueAfter(err, d): failed, retry after d.
-//   - A 409 Conflict: retried at once, not logged as an error, not counted
-//     as one.
-//   - Any other error: Ready=False, Reconciling=True, retried with
-//     controller-runtime's exponential backoff, or per the [ErrorPolicy]
-//     hook ([FixedRequeue] for a fixed delay).
+//   - An optimistic-lock 409 Conflict: retried promptly through the rate
+//     limiter (its backoff starts at 5 ms), without a log line or status
+//     write; the fourth in a row is a failure like any other below.
+//   - Any other error (AlreadyExists included): Ready=False,
+//     Reconciling=True, retried with exponential backoff, or per the
+//     [ErrorPolicy] hook ([FixedRequeue] for a fixed delay).
 //   - A panic: recovered, logged with its stack, counted, and that object's
 //     error; other objects are not affected.
 //   - Past [Options.Timeout]: the reconcile's context is cancelled; the
 //     reconcile counts as a Timeout error, and the [Options.StatusWindow]
-//     after it is used to say so in Ready=False.
+//     after it is used to say so in Ready=False. A reconcile that ignores
+//     its cancellation is waited for one more second, then left running:
+//     its worker takes other objects, and its object is not reconciled
+//     again until that call returns.
+//
+// What controller-runtime sees agrees with what kopgo records: every
+// failure is returned to it as an error (a terminal one as
+// reconcile.TerminalError), so its metrics count the same failures as
+// kopgo_reconcile_errors_total and its rate limiter backs off. Delays a
+// reconciler asks for, and a quick retry after the API server was away
+// (failures of Kind Unavailable or Timeout back off at most 3 s), need the
+// controller to use [Adapter.RateLimiter]; kopgo's Builder does.
 //
 // Status is written through status.Patcher: once, only when it changed, so
-// status writes never feed an endless loop. Objects whose type does not
-// implement status.Setter get no status handling.
+// status writes never feed an endless loop. A condition whose status did
+// not move keeps its lastTransitionTime. A status write that fails makes
+// the reconcile fail, so it is retried until status is written. Objects
+// whose type does not implement status.Setter get no status handling, and
+// an object being deleted gets none unless its Cleanup runs.
+//
+// # Shutdown
+//
+// When the controller stops (SIGTERM), reconciles in flight keep their
+// context for [Options.Drain] (the Builder derives it from its
+// graceful-shutdown window) and their outcome is recorded. A reconcile cut
+// short by shutdown writes nothing into status: the next leader redoes it.
 //
 // # Cleanup on deletion
 //

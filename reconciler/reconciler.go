@@ -16,8 +16,9 @@ import (
 // the object as read from the cache (objects already gone never reach it)
 // and the [Env] to act with. It returns nil when done, or an error with
 // kopgo's markers: koperrors.Terminal (stop retrying, Stalled=True),
-// koperrors.RequeueAfter (come back later, with or without an error). A 409
-// Conflict is retried at once, silently.
+// koperrors.RequeueAfter (come back later, with or without an error). An
+// optimistic-lock 409 Conflict is retried promptly and quietly at first
+// (see the package documentation, section Results).
 type Reconciler[T client.Object] interface {
 	Reconcile(ctx context.Context, obj T, env *Env) error
 }
@@ -84,6 +85,17 @@ type Env struct {
 // cache, HTTP client and REST mapper. applyOpts are added to the Applier's
 // options (apply.WithMetrics, for one). The error is of Kind Config (an empty
 // field owner).
+//
+// The Applier reads the live object from the manager's cache to skip
+// unchanged applies. For a kind the manager does not watch yet, that read
+// starts a cluster-wide informer, which holds every object of the kind in
+// memory and needs list and watch permission on it. kopgo's Builder avoids
+// this by letting the Applier read only the kinds the controller watches
+// (other kinds are applied without a read: one request each). With your own
+// manager, either watch the kinds you apply, pass apply.WithCache with a
+// reader of your choice, or set the manager's cache option
+// ReaderFailOnMissingInformer, under which the Applier applies kinds it
+// cannot read.
 func EnvFromManager(mgr manager.Manager, fieldOwner string, recorder observability.Recorder, applyOpts ...apply.ApplierOption) (*Env, error) {
 	if recorder == nil {
 		recorder = observability.Nop{}
