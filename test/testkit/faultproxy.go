@@ -37,29 +37,32 @@ import (
 //	t.Logf("fault proxy: %v", p.Stats())
 //
 // The proxy serves plain HTTP on a free loopback port and authenticates to
-// the API server with the credentials of the rest.Config it was started
-// with (any credentials the client sends are dropped), so the client keeps
-// that identity and its RBAC: start it with
-// [Cluster.Config] for an admin, with [Cluster.UserConfig] for an operator's
-// service user. Requests stream (watches are flushed as events arrive).
-// Protocol upgrades (exec, attach, port-forward) are not supported.
+// the API server with the credentials of the rest.Config it was started with
+// (credentials the client sends are dropped), so the client keeps that
+// identity and its RBAC: start it with [Cluster.Config] for an admin, with
+// [Cluster.UserConfig] for an operator's own user. Requests stream (watches
+// are flushed as events arrive). Protocol upgrades (exec, attach,
+// port-forward) are not supported.
 //
 // A request the proxy cannot forward because the API server is unreachable
-// (for instance after [Cluster.StopAPIServer]) resets the client's
-// connection, so the client sees a network error, as without the proxy.
+// (for instance after [Cluster.StopAPIServer]) has its connection reset, so
+// the client sees a network error, as it would without the proxy.
 //
-// # Why a proxy of its own
+// # Why a proxy, and why plain HTTP
 //
 // A fault injected in the client's transport (a rest.Config WrapTransport)
-// cannot lose an answer the server sent on a connection the client still
-// holds, nor drop a stream mid-way at the network level, and it only works
-// for clients built in the test's process. Between the client and the
-// server, on a real connection, every fault is what a client meets in
-// production (a load balancer resetting connections, an API server
-// restarting), and an operator started as a separate process with
-// --kubeconfig meets them too. The proxy speaks plain HTTP on loopback so
-// that it can reset the client's TCP connection itself (an RST, not a
-// graceful close), which TLS termination would only obscure.
+// cannot lose an answer the server really sent, nor cut a stream at the
+// network level, and it only reaches clients built in the test's process.
+// Between the client and the server every fault happens on a real
+// connection, as a load balancer or a restarting API server causes it, and
+// an operator started as a separate process with --kubeconfig meets it too.
+//
+// Plain HTTP/1.1 towards the client needs no serving certificate, and it
+// gives every request in flight a TCP connection of its own, so resetting
+// the connection fails that request alone; over TLS client-go would
+// negotiate HTTP/2, which multiplexes all requests on one connection, and a
+// reset would fail them all. Towards the API server the proxy speaks TLS
+// (and HTTP/2) as any client does.
 type FaultProxy struct {
 	config    *rest.Config
 	proxy     *httputil.ReverseProxy

@@ -106,6 +106,8 @@ type FaultStats struct {
 	// those in flight that a pause cut).
 	Paused int64
 
+	// The faults injected, one count per rate of [Faults]; Latency counts
+	// the requests delayed.
 	ResetBeforeServer int64
 	TooManyRequests   int64
 	Error500          int64
