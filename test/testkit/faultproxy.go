@@ -119,7 +119,7 @@ func StartFaultProxy(cfg *rest.Config, faults Faults) (*FaultProxy, error) {
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	p.server = &http.Server{
-		Handler:           p,
+		Handler:           http.HandlerFunc(p.serve),
 		ReadHeaderTimeout: time.Minute,
 		ConnState: func(_ net.Conn, state http.ConnState) {
 			switch state {
@@ -273,9 +273,9 @@ func (p *FaultProxy) begin(r *http.Request) (context.Context, func(), bool) {
 	}, true
 }
 
-// ServeHTTP handles one request from the client: it draws the request's
+// serve handles one request from the client: it draws the request's
 // faults and forwards it, or not, accordingly.
-func (p *FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 	ctx, end, ok := p.begin(r)
 	if !ok {
 		resetConn(w)
