@@ -21,6 +21,7 @@ import (
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -106,8 +107,17 @@ func (b *Builder[T]) Scheme(s *runtime.Scheme) *Builder[T] { b.scheme = s; retur
 func (b *Builder[T]) HealthPort(port int) *Builder[T] { b.healthPort = port; return b }
 
 // MetricsPort serves Prometheus /metrics (controller-runtime's and kopgo's
-// series) on port. opts may turn on TLS and authn/authz, e.g.
-// o.SecureServing = true; o.FilterProvider = filters.WithAuthenticationAndAuthorization.
+// series) on port, secure by default as kubebuilder's scaffold is: HTTPS
+// (a self-signed certificate unless opts set CertDir), and every request
+// authenticated (a bearer token, checked with a TokenReview) and authorized
+// (a SubjectAccessReview of "get" on the non-resource URL /metrics) through
+// the API server. An anonymous scrape gets 401, one without that
+// permission 403. The operator then needs RBAC to create tokenreviews
+// (authentication.k8s.io) and subjectaccessreviews (authorization.k8s.io),
+// and the scraper a ClusterRole with nonResourceURLs ["/metrics"] and verb
+// "get". opts adjust controller-runtime's metrics server options after
+// these defaults; [InsecureMetrics] serves plain HTTP to anyone, for a
+// port that only a trusted sidecar or a test reaches.
 func (b *Builder[T]) MetricsPort(port int, opts ...func(*metricsserver.Options)) *Builder[T] {
 	b.metricsPort = port
 	for _, o := range opts {
@@ -120,6 +130,14 @@ func (b *Builder[T]) MetricsPort(port int, opts ...func(*metricsserver.Options))
 		}
 	}
 	return b
+}
+
+// InsecureMetrics is a [Builder.MetricsPort] option that turns the secure
+// default off: plain HTTP, no authentication, no authorization. Anyone who
+// reaches the port reads the metrics.
+func InsecureMetrics(o *metricsserver.Options) {
+	o.SecureServing = false
+	o.FilterProvider = nil
 }
 
 // GracefulShutdown lets in-flight reconciles finish for up to d after the
@@ -358,7 +376,9 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	}
 	opts := manager.Options{
 		Scheme:                        scheme,
-		Metrics:                       metricsserver.Options{BindAddress: addr(b.metricsPort)},
+		Metrics: metricsserver.Options{
+			BindAddress: addr(b.metricsPort), SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization,
+		},
 		LeaderElection:                b.leaderName != "",
 		LeaderElectionNamespace:       b.leaderNamespace,
 		LeaderElectionID:              b.leaderName,
