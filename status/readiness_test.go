@@ -130,9 +130,9 @@ func deleting[T client.Object](obj T) T {
 
 func TestReadinessOf(t *testing.T) {
 	var (
-		current     = status.StateCurrent
-		inProgress  = status.StateInProgress
-		failed      = status.StateFailed
+		current          = status.StateCurrent
+		inProgress       = status.StateInProgress
+		failed           = status.StateFailed
 		terminatingState = status.StateTerminating
 	)
 	deadline := appsv1.DeploymentCondition{
