@@ -220,7 +220,7 @@ func inProgress(reason, kind, name, format string, args ...any) Readiness {
 // staleGeneration is the readiness of an object whose controller has not
 // observed generation gen yet.
 func staleGeneration(kind, name string, gen, observed int64) Readiness {
-	return inProgress("GenerationNotObserved", kind, name, "generation %d not observed yet (observed %d)", gen, observed)
+	return inProgress("GenerationNotObserved", kind, name, "waiting for its controller to observe generation %d (observed %d)", gen, observed)
 }
 
 // genericReadiness applies the kstatus condition rules to the content of

@@ -30,7 +30,7 @@ func deploymentReadiness(d *appsv1.Deployment) Readiness {
 		// The deployment controller sets Progressing=False with this
 		// reason and keeps it until the spec changes: the rollout stopped.
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return Readiness{StateFailed, "ProgressDeadlineExceeded", fmt.Sprintf("Deployment %s: progress deadline exceeded: %s", d.Name, c.Message)}
+			return Readiness{StateFailed, "ProgressDeadlineExceeded", fmt.Sprintf("Deployment %s: %s", d.Name, reasonMessage("progress deadline exceeded", c.Message))}
 		}
 	}
 	want := replicasOf(d.Spec.Replicas)
