@@ -118,6 +118,13 @@ func gizmo(gen, observed int64, conds ...metav1.Condition) *widget.Widget {
 	}
 }
 
+// metadataOnly is obj as a metadata client reads it.
+func metadataOnly(obj client.Object, apiVersion, kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}}
+	obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta).DeepCopyInto(&m.ObjectMeta)
+	return m
+}
+
 func kcond(t string, s metav1.ConditionStatus, reason, msg string, gen int64) metav1.Condition {
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen}
 }
@@ -263,6 +270,12 @@ func TestReadinessOf(t *testing.T) {
 		{"ServiceAccount", &corev1.ServiceAccount{ObjectMeta: objMeta("sa", 0)}, status.Readiness{current, "Current", "ServiceAccount sa: nothing to wait for"}},
 		{"LimitRange, a kind without rules", &corev1.LimitRange{ObjectMeta: objMeta("limits", 0)}, status.Readiness{current, "Current", "LimitRange limits: nothing to wait for"}},
 
+		// Metadata only.
+		{"Deployment metadata only", metadataOnly(deploy(nil, depStatus(1, 1, 1)), "apps/v1", "Deployment"), status.Readiness{inProgress, "StatusNotRead", "Deployment web: only its metadata was read, readiness needs its status"}},
+		{"Widget metadata only", metadataOnly(gizmo(1, 1), "test.kopgo.dev/v1", "Widget"), status.Readiness{inProgress, "StatusNotRead", "Widget w: only its metadata was read, readiness needs its status"}},
+		{"ConfigMap metadata only", metadataOnly(&corev1.ConfigMap{ObjectMeta: objMeta("cfg", 0)}, "v1", "ConfigMap"), status.Readiness{current, "Current", "ConfigMap cfg: nothing to wait for"}},
+		{"Pod metadata only, terminating", metadataOnly(deleting(pod(corev1.PodStatus{})), "v1", "Pod"), status.Readiness{terminatingState, "Terminating", "Pod web-abc-xyz is being deleted"}},
+
 		// Generic kstatus conditions.
 		{"custom resource without conditions", gizmo(1, 0), status.Readiness{current, "Current", "Widget w: nothing to wait for"}},
 		{"custom resource ready", gizmo(3, 3, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "all good", 3)), status.Readiness{current, "Ready", "Widget w is ready: Succeeded: all good"}},
@@ -288,6 +301,15 @@ func TestReadinessOf(t *testing.T) {
 	}
 	scheme := widget.Scheme()
 	for _, tt := range tests {
+		if _, ok := tt.obj.(*metav1.PartialObjectMetadata); ok {
+			// No unstructured form to compare with.
+			t.Run(tt.name, func(t *testing.T) {
+				if diff := cmp.Diff(tt.want, status.ReadinessOf(tt.obj)); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			got := status.ReadinessOf(tt.obj)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
