@@ -187,3 +187,40 @@ func TestReadinessStatefulSetAndDaemonSet(t *testing.T) {
 	}
 	sameAsUnstructured(t, ds)
 }
+
+// A Service of type LoadBalancer is InProgress until something (a cloud
+// controller; here the test) records the load balancer's address in its
+// status; a ClusterIP Service is Current at once.
+func TestReadinessLoadBalancerService(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := cluster.Client()
+	ports := []corev1.ServicePort{{Port: 80}}
+	lb := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "public"},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: ports, Selector: map[string]string{"app": "web"}},
+	}
+	plain := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "internal"},
+		Spec:       corev1.ServiceSpec{Ports: ports, Selector: map[string]string{"app": "web"}},
+	}
+	for _, obj := range []client.Object{lb, plain} {
+		if err := c.Create(t.Context(), obj); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := status.ReadinessOf(plain); r.State != status.StateCurrent {
+		t.Errorf("ClusterIP Service: %+v, want Current", r)
+	}
+	if r := status.ReadinessOf(lb); r.State != status.StateInProgress || r.Reason != "Pending" {
+		t.Errorf("LoadBalancer Service without address: %+v, want InProgress/Pending", r)
+	}
+	lb.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "203.0.113.7", IPMode: new(corev1.LoadBalancerIPModeVIP)}}
+	if err := c.Status().Update(t.Context(), lb); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := awaitReadiness(t, lb, 10*time.Second, status.StateCurrent)
+	if want := "Service public: load balancer at 203.0.113.7"; got.Message != want {
+		t.Errorf("message %q, want %q", got.Message, want)
+	}
+	sameAsUnstructured(t, lb)
+}
