@@ -102,7 +102,9 @@ func (r Readiness) Ready() bool { return r.State == StateCurrent }
 //
 // A metadata-only object (*metav1.PartialObjectMetadata) has no status:
 // it is InProgress ("StatusNotRead"), except for ConfigMaps, Secrets and
-// ServiceAccounts; give ReadinessOf the full object.
+// ServiceAccounts; give ReadinessOf the full object. An object whose
+// content does not decode into its kind's Go type is InProgress
+// ("UnreadableStatus").
 func ReadinessOf(obj client.Object) Readiness {
 	if ts := obj.GetDeletionTimestamp(); ts != nil {
 		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
