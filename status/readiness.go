@@ -1,0 +1,323 @@
+package status
+
+import (
+	"fmt"
+	"reflect"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ReadinessState is the state of an object as kstatus sees it.
+type ReadinessState string
+
+// The states of [ReadinessOf], kstatus' vocabulary (less its Unknown and
+// NotFound, which describe a lookup rather than an object).
+const (
+	// StateCurrent: the object's desired state is reached (it is ready).
+	StateCurrent ReadinessState = "Current"
+	// StateInProgress: the object is still converging (rolling out,
+	// pending, its controller has not seen its latest spec yet).
+	StateInProgress ReadinessState = "InProgress"
+	// StateFailed: the object will not converge without a change (a
+	// Deployment's progress deadline exceeded, a failed Job, Stalled=True).
+	StateFailed ReadinessState = "Failed"
+	// StateTerminating: the object is being deleted
+	// (metadata.deletionTimestamp is set).
+	StateTerminating ReadinessState = "Terminating"
+)
+
+// Readiness is an object's readiness: its state, and a reason and a
+// message a person can read ("Deployment web: 1 of 3 replicas updated").
+type Readiness struct {
+	// State is the object's state.
+	State ReadinessState
+	// Reason is CamelCase and usable as a condition's reason; see
+	// [ReadinessOf] for the set.
+	Reason string
+	// Message names the object's kind and name, and the numbers behind
+	// the state.
+	Message string
+}
+
+// Ready reports whether r.State is [StateCurrent].
+func (r Readiness) Ready() bool { return r.State == StateCurrent }
+
+// ReadinessOf computes the readiness of obj, a typed object (such as
+// *appsv1.Deployment, read from a cache with an empty TypeMeta) or an
+// *unstructured.Unstructured, by kstatus' rules
+// (sigs.k8s.io/cli-utils/pkg/kstatus) and those of `kubectl rollout
+// status`. Both forms of the same object get the same result.
+//
+// In order:
+//
+//   - metadata.deletionTimestamp set: Terminating ("Terminating").
+//   - status.observedGeneration older than metadata.generation: the
+//     object's controller has not seen its latest spec, InProgress
+//     ("GenerationNotObserved").
+//   - Deployment: Progressing=False with reason ProgressDeadlineExceeded is
+//     Failed ("ProgressDeadlineExceeded"); until updatedReplicas,
+//     replicas and availableReplicas all equal spec.replicas (1 when
+//     unset), InProgress ("RollingOut" while pods of an older template
+//     remain or pods of the current one are missing, "Scaling" while extra
+//     pods go away, "Unavailable" while new pods are not yet available,
+//     "Paused" instead of any of these when spec.paused is set); then
+//     Current ("Available").
+//   - StatefulSet: InProgress ("Scaling", "Unavailable") until replicas and
+//     availableReplicas equal spec.replicas; with a RollingUpdate, until
+//     the pods at or above the partition are updated and, without a
+//     partition, currentRevision equals updateRevision ("RollingOut").
+//     The OnDelete strategy waits for no update. Then Current
+//     ("Available").
+//   - DaemonSet: InProgress ("Scaling", "RollingOut", "Unavailable") until
+//     a pod runs, is updated (except with OnDelete) and is available on
+//     every node that should run one; then Current ("Available").
+//   - ReplicaSet: InProgress ("ReplicaFailure" when pods cannot be
+//     created, "Scaling", "Unavailable") until replicas and
+//     availableReplicas equal spec.replicas; then Current ("Available").
+//   - Job: Complete=True is Current ("Complete"), Failed=True or
+//     FailureTarget=True is Failed ("JobFailed"); a suspended Job is
+//     InProgress ("Suspended": its work is not done, unlike kstatus which
+//     calls it Current), as is a running one ("Running").
+//   - PersistentVolumeClaim: Current when Bound ("Bound"), Failed when
+//     Lost ("ClaimLost"), otherwise InProgress ("Pending").
+//   - Service: of type LoadBalancer, InProgress ("Pending") until
+//     status.loadBalancer.ingress has an address; then, and for every other
+//     type, Current ("Current", "Ready" for a load balancer).
+//   - Pod: Succeeded is Current ("Succeeded"), Failed is Failed
+//     ("PodFailed"), Ready=True is Current ("Ready"), anything else is
+//     InProgress ("Pending", "NotReady").
+//   - Any other kind, by the kstatus conditions: Stalled=True is Failed
+//     ("Stalled"), Reconciling=True is InProgress ("Reconciling"), Ready
+//     other than True, or True but observed for an older generation, is
+//     InProgress ("NotReady", "GenerationNotObserved"), Ready=True is
+//     Current ("Ready"); no such condition is Current ("Current"), which is
+//     how ConfigMaps, Secrets and every kind without a status read.
+//
+// A metadata-only object (*metav1.PartialObjectMetadata) has no status:
+// it is InProgress ("StatusNotRead"), except for ConfigMaps, Secrets and
+// ServiceAccounts; give ReadinessOf the full object. An object whose
+// content does not decode into its kind's Go type is InProgress
+// ("UnreadableStatus").
+func ReadinessOf(obj client.Object) Readiness {
+	if ts := obj.GetDeletionTimestamp(); ts != nil {
+		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
+	}
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return deploymentReadiness(o)
+	case *appsv1.StatefulSet:
+		return statefulSetReadiness(o)
+	case *appsv1.DaemonSet:
+		return daemonSetReadiness(o)
+	case *appsv1.ReplicaSet:
+		return replicaSetReadiness(o)
+	case *batchv1.Job:
+		return jobReadiness(o)
+	case *corev1.PersistentVolumeClaim:
+		return pvcReadiness(o)
+	case *corev1.Service:
+		return serviceReadiness(o)
+	case *corev1.Pod:
+		return podReadiness(o)
+	case *corev1.ConfigMap, *corev1.Secret, *corev1.ServiceAccount:
+		// No status at all: skip the conversion below.
+		return current(kindOf(obj), obj.GetName())
+	case *metav1.PartialObjectMetadata:
+		return metadataReadiness(o)
+	case *unstructured.Unstructured:
+		if typed := builtinFor(o.GroupVersionKind().GroupKind()); typed != nil {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
+				return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err)}
+			}
+			return ReadinessOf(typed)
+		}
+		return genericReadiness(kindOf(o), o.GetName(), o.GetGeneration(), o.Object)
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", kindOf(obj), obj.GetName(), err)}
+	}
+	if gvk := obj.GetObjectKind().GroupVersionKind(); builtinFor(gvk.GroupKind()) != nil {
+		// Another Go type for a built-in kind.
+		return ReadinessOf(&unstructured.Unstructured{Object: content})
+	}
+	return genericReadiness(kindOf(obj), obj.GetName(), obj.GetGeneration(), content)
+}
+
+// metadataReadiness is the readiness of an object of which only metadata
+// was read: Current for the kinds that have no status, else InProgress,
+// which a reader notices, rather than a Current nobody checked.
+func metadataReadiness(o *metav1.PartialObjectMetadata) Readiness {
+	switch o.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}, schema.GroupKind{Kind: "ServiceAccount"}:
+		return current(kindOf(o), o.GetName())
+	}
+	return inProgress("StatusNotRead", kindOf(o), o.GetName(), "only its metadata was read, readiness needs its status")
+}
+
+// builtinFor returns a new typed object for the kinds with their own
+// rules, nil for the others.
+func builtinFor(gk schema.GroupKind) client.Object {
+	switch gk {
+	case schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}:
+		return &appsv1.Deployment{}
+	case schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}:
+		return &appsv1.StatefulSet{}
+	case schema.GroupKind{Group: appsv1.GroupName, Kind: "DaemonSet"}:
+		return &appsv1.DaemonSet{}
+	case schema.GroupKind{Group: appsv1.GroupName, Kind: "ReplicaSet"}:
+		return &appsv1.ReplicaSet{}
+	case schema.GroupKind{Group: batchv1.GroupName, Kind: "Job"}:
+		return &batchv1.Job{}
+	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
+		return &corev1.PersistentVolumeClaim{}
+	case schema.GroupKind{Kind: "Service"}:
+		return &corev1.Service{}
+	case schema.GroupKind{Kind: "Pod"}:
+		return &corev1.Pod{}
+	}
+	return nil
+}
+
+// kindOf is obj's kind: from the Go type for the built-in kinds (a typed
+// object from a cache has an empty TypeMeta), else from TypeMeta, else
+// the Go type's name.
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *appsv1.StatefulSet:
+		return "StatefulSet"
+	case *appsv1.DaemonSet:
+		return "DaemonSet"
+	case *appsv1.ReplicaSet:
+		return "ReplicaSet"
+	case *batchv1.Job:
+		return "Job"
+	case *corev1.PersistentVolumeClaim:
+		return "PersistentVolumeClaim"
+	case *corev1.Service:
+		return "Service"
+	case *corev1.Pod:
+		return "Pod"
+	case *corev1.ConfigMap:
+		return "ConfigMap"
+	case *corev1.Secret:
+		return "Secret"
+	case *corev1.ServiceAccount:
+		return "ServiceAccount"
+	}
+	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
+		return k
+	}
+	t := reflect.TypeOf(obj)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Name()
+}
+
+func current(kind, name string) Readiness {
+	return Readiness{StateCurrent, "Current", fmt.Sprintf("%s %s: nothing to wait for", kind, name)}
+}
+
+func inProgress(reason, kind, name, format string, args ...any) Readiness {
+	return Readiness{StateInProgress, reason, kind + " " + name + ": " + fmt.Sprintf(format, args...)}
+}
+
+// staleGeneration is the readiness of an object whose controller has not
+// observed generation gen yet.
+func staleGeneration(kind, name string, gen, observed int64) Readiness {
+	return inProgress("GenerationNotObserved", kind, name, "waiting for its controller to observe generation %d (observed %d)", gen, observed)
+}
+
+// genericReadiness applies the kstatus condition rules to the content of
+// an object of a kind without rules of its own.
+func genericReadiness(kind, name string, gen int64, content map[string]any) Readiness {
+	if og, ok := nestedInt64(content, "status", "observedGeneration"); ok && og < gen {
+		return staleGeneration(kind, name, gen, og)
+	}
+	conds := genericConditions(content)
+	if c, ok := conds[Stalled]; ok && c.Status == metav1.ConditionTrue {
+		return Readiness{StateFailed, "Stalled", fmt.Sprintf("%s %s is stalled: %s", kind, name, reasonMessage(c.Reason, c.Message))}
+	}
+	if c, ok := conds[Reconciling]; ok && c.Status == metav1.ConditionTrue {
+		return inProgress("Reconciling", kind, name, "reconciling: %s", reasonMessage(c.Reason, c.Message))
+	}
+	c, ok := conds[Ready]
+	switch {
+	case !ok:
+		return current(kind, name)
+	case c.ObservedGeneration != 0 && c.ObservedGeneration < gen:
+		return inProgress("GenerationNotObserved", kind, name, "Ready observed for generation %d, not %d", c.ObservedGeneration, gen)
+	case c.Status != metav1.ConditionTrue:
+		return inProgress("NotReady", kind, name, "Ready=%s: %s", c.Status, reasonMessage(c.Reason, c.Message))
+	}
+	return Readiness{StateCurrent, "Ready", fmt.Sprintf("%s %s is ready: %s", kind, name, reasonMessage(c.Reason, c.Message))}
+}
+
+// genericConditions reads status.conditions by type, tolerating entries
+// that are not shaped like metav1.Condition (a CRD may hold anything).
+func genericConditions(content map[string]any) map[string]metav1.Condition {
+	list, _, _ := unstructured.NestedSlice(content, "status", "conditions")
+	out := make(map[string]metav1.Condition, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c metav1.Condition
+		c.Type, _ = m["type"].(string)
+		s, _ := m["status"].(string)
+		c.Status = metav1.ConditionStatus(s)
+		c.Reason, _ = m["reason"].(string)
+		c.Message, _ = m["message"].(string)
+		c.ObservedGeneration, _ = toInt64(m["observedGeneration"])
+		if _, seen := out[c.Type]; !seen {
+			out[c.Type] = c
+		}
+	}
+	return out
+}
+
+// reasonMessage joins a condition's reason and message.
+func reasonMessage(reason, message string) string {
+	switch {
+	case reason == "":
+		return message
+	case message == "":
+		return reason
+	}
+	return reason + ": " + message
+}
+
+func nestedInt64(content map[string]any, fields ...string) (int64, bool) {
+	v, found, err := unstructured.NestedFieldNoCopy(content, fields...)
+	if !found || err != nil {
+		return 0, false
+	}
+	return toInt64(v)
+}
+
+// toInt64 reads a number as JSON decoders leave it: int64 from the API
+// machinery, float64 from encoding/json.
+func toInt64(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
+}
