@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -162,9 +165,17 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		t.Errorf("the widget outside the label selector was reconciled: %+v", o.Status)
 	}
 
-	code, body, err := get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics))
-	if err != nil || code != http.StatusOK {
-		t.Fatalf("/metrics = %d, %v", code, err)
+	// /metrics is HTTPS and asks the API server who may read it.
+	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", metrics)
+	if code, _ := scrape(t, url, ""); code != http.StatusUnauthorized {
+		t.Errorf("/metrics without a token = %d, want 401", code)
+	}
+	if code, _ := scrape(t, url, token(t, ns, "nobody", false)); code != http.StatusForbidden {
+		t.Errorf("/metrics with a token not allowed to read it = %d, want 403", code)
+	}
+	code, body := scrape(t, url, token(t, ns, "prometheus", true))
+	if code != http.StatusOK {
+		t.Fatalf("/metrics with an allowed token = %d", code)
 	}
 	for _, series := range []string{`kopgo_reconcile_total{controller="widgets",result="success"}`, "kopgo_reconcile_duration_seconds_bucket", "controller_runtime_reconcile_total"} {
 		if !strings.Contains(body, series) {
@@ -275,4 +286,49 @@ func TestMistakesAreReturnedNotPanicked(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scrape GETs url over TLS (the metrics server's self-signed certificate)
+// with a bearer token, if any.
+func scrape(t *testing.T, url, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the metrics server's certificate is self-signed
+	}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// token returns a token of a new service account, allowed to GET /metrics
+// or not.
+func token(t *testing.T, ns, name string, allowed bool) string {
+	t.Helper()
+	c := cluster.Client()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := c.Create(t.Context(), sa); err != nil {
+		t.Fatal(err)
+	}
+	if allowed {
+		grant(t, "system:serviceaccount:"+ns+":"+name, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}})
+	}
+	tr := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(t.Context(), sa, tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token
 }

@@ -508,10 +508,16 @@ func grant(t *testing.T, user string, rules []rbacv1.PolicyRule) {
 	t.Helper()
 	c := cluster.Client()
 	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}
+	subject := rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+	if sa, ok := strings.CutPrefix(user, "system:serviceaccount:"); ok {
+		ns, name, _ := strings.Cut(sa, ":")
+		subject = rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}
+		role.Name = ns + "-" + name
+	}
 	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: user},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: user},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		ObjectMeta: metav1.ObjectMeta{Name: role.Name},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{subject},
 	}
 	for _, o := range []client.Object{role, binding} {
 		if err := c.Create(t.Context(), o); err != nil {

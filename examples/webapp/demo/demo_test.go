@@ -57,7 +57,11 @@ func TestWalkthroughWithGeneratedRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts, err := op.Reconciles(t.Context())
+	token, err := demo.MetricsToken(t.Context(), cluster.Client())
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := op.Reconciles(t.Context(), token)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,11 @@ func Scheme() *runtime.Scheme {
 	return s
 }
 
+// The metrics endpoint (kopgo's secure default) asks the API server who
+// the scraper is and whether it may read /metrics:
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
 // New returns the operator's controller Builder, its options set from o;
 // call Run(ctx) on it.
 func New(o Options) *kopcontroller.Builder[*webappv1.WebApp] {

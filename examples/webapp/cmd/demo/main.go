@@ -91,7 +91,11 @@ func run(ctx context.Context, out io.Writer, nodes int, keep bool) (err error) {
 	say("    ready in %.1fs: /readyz on %s, /metrics on %s", operatorUp.Seconds(), op.HealthAddr, op.MetricsAddr)
 
 	summary, werr := demo.Walkthrough(ctx, cluster.Client(), "demo", out)
-	reconciles, merr := op.Reconciles(ctx)
+	token, merr := demo.MetricsToken(ctx, cluster.Client())
+	var reconciles map[string]int
+	if merr == nil {
+		reconciles, merr = op.Reconciles(ctx, token)
+	}
 
 	if keep && werr == nil {
 		app := &webappv1.WebApp{
@@ -105,7 +109,8 @@ func run(ctx context.Context, out io.Writer, nodes int, keep bool) (err error) {
 			say("    kubectl get webapps,deployments,pods -n demo")
 			say("    kubectl scale webapp hello -n demo --replicas=4    # the CRD has a scale subresource")
 			say("    kubectl events -n demo --for webapp/hello")
-			say("    curl -s http://%s/metrics | grep kopgo_", op.MetricsAddr)
+			say("    curl -sk -H \"Authorization: Bearer $(kubectl create token %s -n %s)\" https://%s/metrics | grep kopgo_",
+				demo.MetricsReader, demo.OperatorNamespace, op.MetricsAddr)
 			say("    Ctrl-C stops everything.")
 			<-ctx.Done()
 		}
