@@ -149,7 +149,21 @@ func InsecureMetrics(o *metricsserver.Options) {
 func (b *Builder[T]) GracefulShutdown(d time.Duration) *Builder[T] { b.gracefulShutdown = d; return b }
 
 // LeaderElection runs only one active replica, holding the Lease
-// namespace/name.
+// namespace/name. Standby replicas serve probes and wait; when the leader
+// stops (SIGTERM) it releases the lease after draining, so a standby takes
+// over within a retry period (2 s by default) instead of a lease duration.
+//
+// The operator then needs, in namespace: get, create and update on
+// leases (coordination.k8s.io), and create on core events (leader election
+// records its transitions as events).
+//
+// A leader that cannot renew its lease within the renew deadline (10 s by
+// default), as when the API server is unreachable for longer than that,
+// must stop writing at once, since another replica may already lead: Run
+// then returns the error "leader election lost" without draining, and the
+// process should exit non-zero and be restarted (a Deployment's default
+// restartPolicy Always does that). Outages shorter than the renew deadline
+// only pause the work.
 func (b *Builder[T]) LeaderElection(namespace, name string) *Builder[T] {
 	b.leaderNamespace, b.leaderName = namespace, name
 	return b
