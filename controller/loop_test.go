@@ -526,3 +526,35 @@ func grant(t *testing.T, user string, rules []rbacv1.PolicyRule) {
 		t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
 	}
 }
+
+// withCleanup implements the Finalizer hook.
+type withCleanup struct{}
+
+func (withCleanup) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error { return nil }
+func (withCleanup) Cleanup(context.Context, *widget.Widget, *reconciler.Env) error   { return nil }
+
+// ReconcilerOptions reach the Adapter: the finalizer carries the user's
+// domain, not kopgo's.
+func TestReconcilerOptionsSetTheFinalizerName(t *testing.T) {
+	ns := cluster.Namespace(t)
+	run(t, kopcontroller.New[*widget.Widget]("loop-finalizer", withCleanup{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns).
+		ReconcilerOptions(reconciler.WithFinalizerName("widgets.example.com/cleanup")))
+	w := createWidget(t, ns, "w", ns)
+	eventually(t, 20*time.Second, "the user's finalizer", func() error {
+		if f := getWidget(t, w).Finalizers; len(f) != 1 || f[0] != "widgets.example.com/cleanup" {
+			return fmt.Errorf("finalizers %v", f)
+		}
+		return nil
+	})
+	if err := cluster.Client().Delete(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the widget gone after cleanup", func() error {
+		err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there: %v", err)
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
@@ -63,5 +64,28 @@ func TestConditionsSetByTheReconcilerStand(t *testing.T) {
 	step("and again", "True/Succeeded", "-", false)
 	if got := h.get(); got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("observedGeneration %d, want %d", got.Status.ObservedGeneration, got.Generation)
+	}
+}
+
+// A reconciler that reports progress first and then fails the same way on
+// every retry (the pattern Sync functions follow) writes its status once:
+// Ready passes through Unknown within each reconcile, but its stored status
+// stays False, so its lastTransitionTime must not move.
+func TestIdenticalFailedRetriesWriteNothing(t *testing.T) {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+		status.MarkReconciling(w, "Applying", "applying children")
+		return errors.New("apply ConfigMap a: boom")
+	}))
+	if _, err := h.reconcile(); err == nil {
+		t.Fatal("the failure reached controller-runtime as a success")
+	}
+	first := h.get()
+	time.Sleep(1100 * time.Millisecond) // lastTransitionTime has second precision
+	for range 2 {
+		_, _ = h.reconcile()
+	}
+	got := h.get()
+	if got.ResourceVersion != first.ResourceVersion {
+		t.Errorf("identical failed retries rewrote status: Ready %+v, then %+v", status.Get(first, status.Ready), status.Get(got, status.Ready))
 	}
 }
