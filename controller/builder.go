@@ -389,7 +389,7 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 		scheme = clientgoscheme.Scheme
 	}
 	opts := manager.Options{
-		Scheme:                        scheme,
+		Scheme: scheme,
 		Metrics: metricsserver.Options{
 			BindAddress: addr(b.metricsPort), SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization,
 		},

@@ -555,6 +555,6 @@ func TestReconcilerOptionsSetTheFinalizerName(t *testing.T) {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
-		return fmt.Errorf("still there: %v", err)
+		return fmt.Errorf("still there: %w", err)
 	})
 }
