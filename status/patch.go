@@ -3,6 +3,9 @@ package status
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -159,21 +162,74 @@ func (p *Patcher) mustSend(after any) bool {
 
 // statusOf returns obj's .status as unstructured data: nil when it has
 // none or an empty one, so that absent, null and {} compare equal.
+//
+// A typed object's status field is found once per Go type and converted
+// alone: converting the whole object (its managedFields and spec
+// included) to read its status was the larger part of a converged
+// reconcile's CPU.
 func statusOf(obj client.Object) (any, error) {
 	var st any
 	if u, ok := obj.(runtime.Unstructured); ok {
 		st = runtime.DeepCopyJSONValue(u.UnstructuredContent()["status"])
 	} else {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		if err != nil {
-			return nil, fmt.Errorf("convert %T to unstructured: %w", obj, err)
+		var err error
+		if st, err = typedStatus(obj); err != nil {
+			return nil, fmt.Errorf("convert the status of %T to unstructured: %w", obj, err)
 		}
-		st = m["status"]
 	}
 	if m, ok := st.(map[string]any); ok && len(m) == 0 {
 		return nil, nil
 	}
 	return st, nil
+}
+
+// statusFields caches, per struct type, the index of the field serialised
+// as "status" (-1: none).
+var statusFields sync.Map // reflect.Type -> int
+
+func typedStatus(obj client.Object) (any, error) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		return m["status"], err
+	}
+	v = v.Elem()
+	i, ok := statusFields.Load(v.Type())
+	if !ok {
+		i = statusField(v.Type())
+		statusFields.Store(v.Type(), i)
+	}
+	if i.(int) < 0 {
+		return nil, nil
+	}
+	f := v.Field(i.(int))
+	switch f.Kind() {
+	case reflect.Pointer:
+		if f.IsNil() {
+			return nil, nil
+		}
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
+	case reflect.Struct:
+		return runtime.DefaultUnstructuredConverter.ToUnstructured(f.Addr().Interface())
+	}
+	// Not a struct: convert the whole object, as the API would.
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	return m["status"], err
+}
+
+// statusField returns the index of t's exported field whose JSON name is
+// "status", or -1.
+func statusField(t reflect.Type) int {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "status" {
+			return i
+		}
+	}
+	return -1
 }
 
 // gvkOf is obj's kind from the scheme, or from its TypeMeta when the scheme
