@@ -79,7 +79,7 @@ func ExampleApplier_Apply() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(res.Outcome, res.Object.GetResourceVersion())
+	fmt.Println(res.Outcome, res.Object().GetResourceVersion())
 }
 
 func ExampleOutcome() {
