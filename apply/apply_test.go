@@ -22,12 +22,13 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
+	testkit.Main(m, widget.TestkitOptions(), func(c *testkit.Cluster) { cluster = c })
 }
 
 const owner = "kopgo-test"

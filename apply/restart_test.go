@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	autoscalingv1ac "k8s.io/client-go/applyconfigurations/autoscaling/v1"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 // operator is an operator just started: a controller-runtime manager whose
@@ -180,18 +183,19 @@ func TestRestartSendsWhatChanged(t *testing.T) {
 		}
 		return m
 	}
+	// The same fields at both versions: our labels and minReplicas (the
+	// scale target, atomic at v1 and granular at v2, is someone else's).
 	hpaV2 := func(ns string) any {
-		return autoscalingv2ac.HorizontalPodAutoscaler("target", ns).WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().
-			WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().WithAPIVersion("apps/v1").WithKind("Deployment").WithName("web")).
-			WithMinReplicas(1).WithMaxReplicas(3))
+		return autoscalingv2ac.HorizontalPodAutoscaler("target", ns).WithLabels(map[string]string{"team": "web"}).
+			WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().WithMinReplicas(2))
 	}
 	hpaV1 := func(ns string) any {
-		return autoscalingv1ac.HorizontalPodAutoscaler("target", ns).WithSpec(autoscalingv1ac.HorizontalPodAutoscalerSpec().
-			WithScaleTargetRef(autoscalingv1ac.CrossVersionObjectReference().WithAPIVersion("apps/v1").WithKind("Deployment").WithName("web")).
-			WithMinReplicas(1).WithMaxReplicas(3))
+		return autoscalingv1ac.HorizontalPodAutoscaler("target", ns).WithLabels(map[string]string{"team": "web"}).
+			WithSpec(autoscalingv1ac.HorizontalPodAutoscalerSpec().WithMinReplicas(2))
 	}
 	tests := []struct {
 		name      string
+		setup     func(t *testing.T, ns string)   // what others create before our first apply
 		before    func(ns string) any             // the intent applied before the restart
 		meanwhile func(t *testing.T, ns string)   // what others do before the restart
 		transform func() toolscache.TransformFunc // the restarted cache's
@@ -206,6 +210,26 @@ func TestRestartSendsWhatChanged(t *testing.T) {
 			after:  func(ns string) any { return configMapAC(ns, "target", data("a", "1")) },
 			want:   apply.Updated,
 			check:  wantData(data("a", "1")),
+		},
+		{
+			name:   "the intent reorders its containers",
+			before: func(ns string) any { return twoContainers(ns, "a", "b") },
+			after:  func(ns string) any { return twoContainers(ns, "b", "a") },
+			want:   apply.Updated,
+			check: func(t *testing.T, ns string) {
+				t.Helper()
+				d := &appsv1.Deployment{}
+				if err := cluster.Client().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "target"}, d); err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, c := range d.Spec.Template.Spec.Containers {
+					names = append(names, c.Name)
+				}
+				if diff := cmp.Diff([]string{"b", "a"}, names); diff != "" {
+					t.Errorf("containers on the server (-want +got):\n%s", diff)
+				}
+			},
 		},
 		{
 			name:   "another manager took a field over with force",
@@ -251,7 +275,25 @@ func TestRestartSendsWhatChanged(t *testing.T) {
 			sibling:   1,
 		},
 		{
-			name:   "our entry is at another apiVersion",
+			// No schema for a custom resource here: the Applier cannot tell
+			// how the server merges its lists and maps, so it asks.
+			name:   "a custom resource",
+			before: func(ns string) any { return widgetIntent(ns) },
+			after:  func(ns string) any { return widgetIntent(ns) },
+			want:   apply.Unchanged,
+			check:  func(*testing.T, string) {},
+		},
+		{
+			name: "our entry is at another apiVersion",
+			setup: func(t *testing.T, ns string) {
+				t.Helper()
+				hpa := autoscalingv2ac.HorizontalPodAutoscaler("target", ns).WithSpec(autoscalingv2ac.HorizontalPodAutoscalerSpec().
+					WithScaleTargetRef(autoscalingv2ac.CrossVersionObjectReference().WithAPIVersion("apps/v1").WithKind("Deployment").WithName("web")).
+					WithMaxReplicas(3))
+				if err := cluster.Client().Apply(t.Context(), hpa, client.FieldOwner(other)); err != nil {
+					t.Fatal(err)
+				}
+			},
 			before: hpaV2,
 			after:  hpaV1,
 			want:   apply.Updated,
@@ -273,11 +315,13 @@ func TestRestartSendsWhatChanged(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := cluster.Namespace(t)
 			sibling := configMapAC(ns, "sibling", data("k", "v"))
+			if tt.setup != nil {
+				tt.setup(t, ns)
+			}
 			first := startOperator(t, ns, apply.KeepManagedFields(owner))
-			for _, intent := range []any{tt.before(ns), sibling} {
-				if res, _ := first.applyCounted(t, intent); res.Outcome != apply.Created {
-					t.Fatalf("first apply of %s = %s, want Created", nameOf(intent), res.Outcome)
-				}
+			first.applyCounted(t, tt.before(ns))
+			if res, _ := first.applyCounted(t, sibling); res.Outcome != apply.Created {
+				t.Fatalf("first apply of the sibling = %s, want Created", res.Outcome)
 			}
 			first.stop()
 			if tt.meanwhile != nil {
@@ -298,6 +342,22 @@ func TestRestartSendsWhatChanged(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoContainers is a Deployment "target" whose containers have the names
+// given, in that order.
+func twoContainers(ns, first, second string) any {
+	labels := map[string]string{"app": "target"}
+	return appsv1ac.Deployment("target", ns).WithSpec(appsv1ac.DeploymentSpec().
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(labels)).
+		WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(corev1ac.PodSpec().WithContainers(
+			corev1ac.Container().WithName(first).WithImage("nginx:1.27"),
+			corev1ac.Container().WithName(second).WithImage("nginx:1.27"),
+		))))
+}
+
+func widgetIntent(ns string) *widget.Widget {
+	return &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "target"}, Spec: widget.WidgetSpec{Size: 3}}
 }
 
 func wantData(want map[string]string) func(t *testing.T, ns string) {
