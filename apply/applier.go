@@ -32,9 +32,12 @@ type Result struct {
 }
 
 // Object returns the object after the apply: the server's answer, or, when
-// nothing was sent, the cache's copy (which is the object the apply would
-// have left), converted to unstructured on each call, so call it once and
-// only when you need it. Owned by the caller. Nil for a failed apply.
+// nothing was sent, the cache's copy (the object the apply would have left,
+// with the managedFields the cache keeps: ours only with
+// [KeepManagedFields]). The cache's copy is converted to unstructured on
+// each call, so call Object once, and only when you need it: an unchanged
+// apply that nobody asks the object of costs no conversion. Owned by the
+// caller. Nil for a failed apply.
 func (r Result) Object() *unstructured.Unstructured {
 	switch {
 	case r.sent != nil:
@@ -47,16 +50,17 @@ func (r Result) Object() *unstructured.Unstructured {
 	}
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.live)
 	if err != nil {
-		return nil // not for a kind of the scheme, which the cache read it as
+		return nil // not for an object the scheme decoded
 	}
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(r.gvk)
 	return u
 }
 
-// Applier applies desired state with server-side apply and remembers, per
-// object, what it applied, so that applying the same intent to an object
-// nobody changed costs no request. It is safe for concurrent use; one
+// Applier applies desired state with server-side apply, and sends nothing
+// when the cached object proves that the apply would change nothing: by its
+// record of the last apply, or by the object's own managedFields and values
+// (see the package documentation). It is safe for concurrent use; one
 // Applier per controller (or per manager) is the intended use.
 type Applier struct {
 	client     client.Client
