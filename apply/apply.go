@@ -95,12 +95,18 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref koperrors.Object, o
 		}
 		// Unchanged without a request when the cache's copy proves it: by
 		// our record of applying the same intent at its resourceVersion
-		// (free), or else by its own managedFields and values.
+		// (free), or else by its own managedFields and values. Not the
+		// latter when we last applied another intent at a version the
+		// cache does not hold: the cache may not have our write yet, and
+		// an older copy may hold this intent (a revert) while the server
+		// holds the other.
 		if live != nil && !o.DryRun {
-			if remembered && rec.intent == hash && rec.resourceVersion == live.GetResourceVersion() {
+			sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
+			if sameVersion && rec.intent == hash {
 				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
 			}
-			if u, err := in.object(); err == nil && liveHolds(u, live, o.FieldOwner) {
+			ownWriteUnseen := remembered && !sameVersion && rec.intent != hash
+			if u, err := in.object(); err == nil && !ownWriteUnseen && liveHolds(u, live, o.FieldOwner) {
 				a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash})
 				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
 			}

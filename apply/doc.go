@@ -94,6 +94,9 @@
 //     own (sigs.k8s.io/structured-merge-diff), with the schema client-go's
 //     apply configurations are generated from. Flux's ssa package asks the
 //     server a dry run per object for this decision; the cache already knows.
+//     Not used when this Applier last applied another intent at a version
+//     the cache does not hold: the cache may lack that write, and its older
+//     copy may hold the intent being applied (a revert).
 //
 // The second proof needs the object's schema, so it covers the Kubernetes
 // API's own kinds (those of client-go's apply configurations: Deployment,
