@@ -16,6 +16,11 @@ import (
 //	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Cache: cache.Options{
 //		DefaultTransform: apply.KeepManagedFields("webapp-controller")}})
 //
+// As a DefaultTransform it trims every cached kind, parents included: code
+// that reads other managers' entries from the cache sees none (read such an
+// object from the API server, or give its kind a ByObject transform of its
+// own).
+//
 // It works on typed objects, *unstructured.Unstructured and
 // *metav1.PartialObjectMetadata, returns anything else unchanged, and may
 // run more than once on an object. To combine it with a transform of your
