@@ -6,6 +6,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -20,19 +21,46 @@ import (
 type Result struct {
 	// Outcome is Created, Updated or Unchanged.
 	Outcome Outcome
-	// Object is the object after the apply: the server's answer, or, when
-	// nothing was sent, the cache's copy (which is the server's object at the
-	// same resourceVersion). Owned by the caller.
-	Object *unstructured.Unstructured
 	// Requests is the number of API requests the apply sent: 0 when the
 	// cache proved the object unchanged, 1 otherwise (more only if client-go
 	// retried, as after a 429).
 	Requests int
+
+	sent *unstructured.Unstructured // the server's answer
+	live client.Object              // the cache's copy, when nothing was sent
+	gvk  schema.GroupVersionKind    // live's kind
 }
 
-// Applier applies desired state with server-side apply and remembers, per
-// object, what it applied, so that applying the same intent to an object
-// nobody changed costs no request. It is safe for concurrent use; one
+// Object returns the object after the apply: the server's answer, or, when
+// nothing was sent, the cache's copy (the object the apply would have left,
+// with the managedFields the cache keeps: ours only with
+// [KeepManagedFields]). The cache's copy is converted to unstructured on
+// each call, so call Object once, and only when you need it: an unchanged
+// apply that nobody asks the object of costs no conversion. Owned by the
+// caller. Nil for a failed apply.
+func (r Result) Object() *unstructured.Unstructured {
+	switch {
+	case r.sent != nil:
+		return r.sent
+	case r.live == nil:
+		return nil
+	}
+	if u, ok := r.live.(*unstructured.Unstructured); ok {
+		return u.DeepCopy()
+	}
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r.live)
+	if err != nil {
+		return nil // not for an object the scheme decoded
+	}
+	u := &unstructured.Unstructured{Object: m}
+	u.SetGroupVersionKind(r.gvk)
+	return u
+}
+
+// Applier applies desired state with server-side apply, and sends nothing
+// when the cached object proves that the apply would change nothing: by its
+// record of the last apply, or by the object's own managedFields and values
+// (see the package documentation). It is safe for concurrent use; one
 // Applier per controller (or per manager) is the intended use.
 type Applier struct {
 	client     client.Client
@@ -41,6 +69,7 @@ type Applier struct {
 	scheme     *runtime.Scheme
 	cache      client.Reader
 	records    *records
+	scopes     scopes
 	metrics    *observability.Metrics
 	controller string
 }
@@ -107,7 +136,7 @@ func (a *Applier) Forget(obj client.Object) {
 	if err != nil {
 		return
 	}
-	a.records.forget(keyOf(gvk.GroupKind(), obj.GetNamespace(), obj.GetName()))
+	a.records.forget(recordKey{gk: gvk.GroupKind(), namespace: obj.GetNamespace(), name: obj.GetName()})
 }
 
 // ForgetOnDelete returns an informer event handler that forgets every object

@@ -51,27 +51,23 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res 
 		}
 		observability.EndSpan(span, "", err)
 	}()
-	u, err := toIntent(obj, a.scheme)
+	in, err := toIntent(obj, a.scheme)
 	if err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", describe(obj))
 	}
-	gvk := u.GroupVersionKind()
-	ref := koperrors.Object{GroupVersionKind: gvk, Namespace: u.GetNamespace(), Name: u.GetName()}
+	ref := koperrors.Object{GroupVersionKind: in.gvk, Namespace: in.namespace, Name: in.name}
 	span.SetAttributes(attribute.String("k8s.object.kind", ref.Kind), attribute.String("k8s.namespace.name", ref.Namespace), attribute.String("k8s.object.name", ref.Name))
-	return a.apply(ctx, u, ref, o)
+	return a.apply(ctx, in, ref, o)
 }
 
 // apply is [Applier.Apply] once the input is an intent.
-func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref koperrors.Object, o ApplyOptions) (Result, error) {
-	gvk := u.GroupVersionKind()
-	if err := a.validate(u, o); err != nil {
+func (a *Applier) apply(ctx context.Context, in *intent, ref koperrors.Object, o ApplyOptions) (Result, error) {
+	gvk := in.gvk
+	if err := a.validate(in, o); err != nil {
 		return Result{}, koperrors.Wrap(err, "apply", ref)
 	}
-	key := keyOf(gvk.GroupKind(), u.GetNamespace(), u.GetName())
-	hash, err := hashIntent(u, o)
-	if err != nil {
-		return Result{}, koperrors.WrapKind(koperrors.Serialization, err, "apply", ref)
-	}
+	key := recordKey{gk: gvk.GroupKind(), namespace: in.namespace, name: in.name}
+	hash := hashIntent(in, o)
 
 	// What was the object before? The cache's copy and our record of the
 	// last apply, both free. An apply that returns one of their
@@ -80,14 +76,15 @@ func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref k
 	var live client.Object
 	rec, remembered := a.records.get(key)
 	if a.cache != nil {
-		live, err = a.readCache(ctx, gvk, client.ObjectKey{Namespace: u.GetNamespace(), Name: u.GetName()})
+		var err error
+		live, err = a.readCache(ctx, gvk, client.ObjectKey{Namespace: in.namespace, Name: in.name})
 		switch {
 		case apierrors.IsNotFound(err):
 			a.records.forget(key)
 			remembered = false
 		case err != nil:
 			// A cache that cannot answer costs the shortcut, not the apply.
-			log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(u.GetNamespace(), u.GetName()), "kind", gvk.Kind, "error", err.Error())
+			log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(in.namespace, in.name), "kind", gvk.Kind, "error", err.Error())
 			live = nil
 		case remembered && rec.uid != live.GetUID():
 			a.records.forget(key) // deleted and recreated since
@@ -95,11 +92,23 @@ func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref k
 			known = append(known, live.GetResourceVersion())
 		default:
 			known = append(known, live.GetResourceVersion())
-			if !o.DryRun && remembered && rec.intent == hash && rec.resourceVersion == live.GetResourceVersion() {
-				cached, err := a.toUnstructured(live, gvk)
-				if err == nil {
-					return Result{Outcome: Unchanged, Object: cached}, nil
-				}
+		}
+		// Unchanged without a request when the cache's copy proves it: by
+		// our record of applying the same intent at its resourceVersion
+		// (free), or else by its own managedFields and values. Not the
+		// latter when we last applied another intent at a version the
+		// cache does not hold: the cache may not have our write yet, and
+		// an older copy may hold this intent (a revert) while the server
+		// holds the other.
+		if live != nil && !o.DryRun {
+			sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
+			if sameVersion && rec.intent == hash {
+				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
+			}
+			ownWriteUnseen := remembered && !sameVersion && rec.intent != hash
+			if u, err := in.object(); err == nil && !ownWriteUnseen && liveHolds(u, live, o.FieldOwner) {
+				a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash})
+				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
 			}
 		}
 	}
@@ -107,6 +116,10 @@ func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref k
 		known = append(known, rec.resourceVersion)
 	}
 
+	u, err := in.object()
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
+	}
 	applyOpts := []client.ApplyOption{client.FieldOwner(o.FieldOwner)}
 	if o.Force {
 		applyOpts = append(applyOpts, client.ForceOwnership)
@@ -123,7 +136,7 @@ func (a *Applier) apply(ctx context.Context, u *unstructured.Unstructured, ref k
 		}
 		return res, koperrors.Wrap(err, "apply", ref)
 	}
-	res.Object = u
+	res.sent = u
 	switch {
 	case x.status.Load() == http.StatusCreated:
 		res.Outcome = Created
@@ -167,21 +180,6 @@ func (a *Applier) readCache(ctx context.Context, gvk schema.GroupVersionKind, ke
 	return live, nil
 }
 
-// toUnstructured returns a copy of a cached object as unstructured with its
-// apiVersion and kind set.
-func (a *Applier) toUnstructured(obj client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.DeepCopy(), nil
-	}
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: m}
-	u.SetGroupVersionKind(gvk)
-	return u, nil
-}
-
 // sameObject reports whether the server's answer u is semantically the
 // cached object live, comparing in live's form (typed or unstructured).
 func (a *Applier) sameObject(live client.Object, u *unstructured.Unstructured, gvk schema.GroupVersionKind) bool {
@@ -197,12 +195,6 @@ func (a *Applier) sameObject(live client.Object, u *unstructured.Unstructured, g
 	}
 	got.GetObjectKind().SetGroupVersionKind(live.GetObjectKind().GroupVersionKind())
 	return apiequality.Semantic.DeepEqual(live, got)
-}
-
-// keyOf is the record key of an object: its group, kind, namespace and name
-// (not its version: all versions of an object share its resourceVersion).
-func keyOf(gk schema.GroupKind, namespace, name string) string {
-	return gk.Group + "/" + gk.Kind + "/" + namespace + "/" + name
 }
 
 // describe names an input that could not be turned into an intent.

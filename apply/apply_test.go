@@ -15,18 +15,20 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
+	testkit.Main(m, widget.TestkitOptions(), func(c *testkit.Cluster) { cluster = c })
 }
 
 const owner = "kopgo-test"
@@ -77,9 +79,15 @@ func newApplier(t *testing.T, opts ...apply.ApplierOption) (*apply.Applier, *cou
 	return a, n
 }
 
-func startCache(tb testing.TB) cache.Cache {
+// startCache starts an informer cache of ConfigMaps and Deployments, with
+// transform as its DefaultTransform if given.
+func startCache(tb testing.TB, transform ...toolscache.TransformFunc) cache.Cache {
 	tb.Helper()
-	c, err := cache.New(cluster.Config, cache.Options{Scheme: cluster.Scheme()})
+	opts := cache.Options{Scheme: cluster.Scheme()}
+	if len(transform) > 0 {
+		opts.DefaultTransform = transform[0]
+	}
+	c, err := cache.New(cluster.Config, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -197,17 +205,17 @@ func TestOutcomesAndRequestCounts(t *testing.T) {
 					if res.Outcome != s.want || got != s.wantRequests || int64(res.Requests) != got {
 						t.Errorf("%s: %s with %d requests (reported %d), want %s with %d", s.name, res.Outcome, got, res.Requests, s.want, s.wantRequests)
 					}
-					if res.Object == nil {
+					if res.Object() == nil {
 						t.Fatalf("%s: no object in the result", s.name)
 					}
-					if diff := cmp.Diff(map[string]any{"k": s.value}, res.Object.Object["data"]); diff != "" {
+					if diff := cmp.Diff(map[string]any{"k": s.value}, res.Object().Object["data"]); diff != "" {
 						t.Errorf("%s: result object data (-want +got):\n%s", s.name, diff)
 					}
 					if diff := cmp.Diff(map[string]string{"k": s.value}, getData(t, ns, name)); diff != "" {
 						t.Errorf("%s: data on the server (-want +got):\n%s", s.name, diff)
 					}
 					if cached {
-						waitCached(t, informers, cmKey(ns, name), res.Object.GetResourceVersion())
+						waitCached(t, informers, cmKey(ns, name), res.Object().GetResourceVersion())
 					}
 				}
 			})
@@ -215,8 +223,10 @@ func TestOutcomesAndRequestCounts(t *testing.T) {
 	}
 }
 
-// Someone else changes the object: the next apply sends one request, and
-// tells an untouched intent (Unchanged) from one the change undid (Updated).
+// Someone else changes the object: once the cache has their change, the
+// next apply sends nothing when our fields are untouched (the cached
+// object's managedFields and values prove it), and one request that puts
+// our value back (Updated) when the change undid ours.
 func TestForeignChange(t *testing.T) {
 	ns := cluster.Namespace(t)
 	informers := startCache(t)
@@ -226,18 +236,19 @@ func TestForeignChange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitCached(t, informers, cmKey(ns, "cm"), res.Object.GetResourceVersion())
+	waitCached(t, informers, cmKey(ns, "cm"), res.Object().GetResourceVersion())
 
 	changes := []struct {
-		name   string
-		change func(cm *corev1.ConfigMap)
-		want   apply.Outcome
+		name     string
+		change   func(cm *corev1.ConfigMap)
+		want     apply.Outcome
+		requests int64
 	}{
 		// Another manager adds a label: our fields are untouched.
-		{"foreign label", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"someone": "else"} }, apply.Unchanged},
+		{"foreign label", func(cm *corev1.ConfigMap) { cm.Labels = map[string]string{"someone": "else"} }, apply.Unchanged, 0},
 		// Another writer removes our key (an update that removes a field
 		// also removes its ownership): our apply puts it back.
-		{"foreign removal", func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"other": "x"} }, apply.Updated},
+		{"foreign removal", func(cm *corev1.ConfigMap) { cm.Data = map[string]string{"other": "x"} }, apply.Updated, 1},
 	}
 	for _, c := range changes {
 		t.Run(c.name, func(t *testing.T) {
@@ -255,13 +266,13 @@ func TestForeignChange(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := requests.all.Load() - before; res.Outcome != c.want || got != 1 {
-				t.Errorf("Apply = %s with %d requests, want %s with 1", res.Outcome, got, c.want)
+			if got := requests.all.Load() - before; res.Outcome != c.want || got != c.requests {
+				t.Errorf("Apply = %s with %d requests, want %s with %d", res.Outcome, got, c.want, c.requests)
 			}
 			if got := getData(t, ns, "cm")["k"]; got != "1" {
 				t.Errorf("data.k = %q, want 1", got)
 			}
-			waitCached(t, informers, cmKey(ns, "cm"), res.Object.GetResourceVersion())
+			waitCached(t, informers, cmKey(ns, "cm"), res.Object().GetResourceVersion())
 			before = requests.all.Load()
 			if res, err := a.Apply(t.Context(), intent); err != nil || res.Outcome != apply.Unchanged || requests.all.Load() != before {
 				t.Errorf("then Apply = %s with %d requests, %v; want Unchanged with none", res.Outcome, requests.all.Load()-before, err)
@@ -291,7 +302,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitCached(t, informers, cmKey(ns, "dry"), res.Object.GetResourceVersion())
+	waitCached(t, informers, cmKey(ns, "dry"), res.Object().GetResourceVersion())
 	tests := []struct {
 		name  string
 		value string
@@ -311,9 +322,61 @@ func TestDryRunChangesNothing(t *testing.T) {
 			if err := cluster.Client().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "dry"}, cm); err != nil {
 				t.Fatal(err)
 			}
-			if cm.ResourceVersion != res.Object.GetResourceVersion() || cm.Data["k"] != "v" {
-				t.Errorf("dry run changed the object: resourceVersion %s (was %s), data %v", cm.ResourceVersion, res.Object.GetResourceVersion(), cm.Data)
+			if cm.ResourceVersion != res.Object().GetResourceVersion() || cm.Data["k"] != "v" {
+				t.Errorf("dry run changed the object: resourceVersion %s (was %s), data %v", cm.ResourceVersion, res.Object().GetResourceVersion(), cm.Data)
 			}
 		})
+	}
+}
+
+// frozenReader serves, for one key, a copy taken when freeze was called, as a
+// cache that has not received the writes since; everything else from the
+// cache itself.
+type frozenReader struct {
+	client.Reader
+	key    client.ObjectKey
+	frozen atomic.Pointer[corev1.ConfigMap]
+}
+
+func (f *frozenReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if cm, ok := obj.(*corev1.ConfigMap); ok && key == f.key {
+		if frozen := f.frozen.Load(); frozen != nil {
+			frozen.DeepCopyInto(cm)
+			return nil
+		}
+	}
+	return f.Reader.Get(ctx, key, obj, opts...)
+}
+
+// Our own write the cache has not received yet: applying the previous
+// intent again (a revert) is sent, although the cache's older copy holds it.
+func TestOwnWriteNotYetCached(t *testing.T) {
+	ns := cluster.Namespace(t)
+	informers := startCache(t, apply.KeepManagedFields(owner))
+	lagging := &frozenReader{Reader: informers, key: client.ObjectKey{Namespace: ns, Name: "cm"}}
+	a, requests := newApplier(t, apply.WithCache(lagging))
+	res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := cmKey(ns, "cm")
+	waitCached(t, informers, cached, res.Object().GetResourceVersion())
+	lagging.frozen.Store(cached)
+	steps := []struct {
+		value string
+		want  apply.Outcome
+	}{
+		{"b", apply.Updated},
+		{"a", apply.Updated}, // the cache's copy holds "a", the server "b"
+	}
+	for _, s := range steps {
+		before := requests.all.Load()
+		res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": s.value}))
+		if got := requests.all.Load() - before; err != nil || res.Outcome != s.want || got != 1 {
+			t.Errorf("apply %s = %s with %d requests, %v; want %s with 1", s.value, res.Outcome, got, err, s.want)
+		}
+		if got := getData(t, ns, "cm")["k"]; got != s.value {
+			t.Errorf("after apply %s, data.k on the server = %q", s.value, got)
+		}
 	}
 }

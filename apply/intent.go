@@ -8,41 +8,110 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	sigsjson "sigs.k8s.io/json"
 )
 
-// toIntent turns the three accepted inputs into the unstructured intent sent
-// to the server.
-func toIntent(in any, scheme *runtime.Scheme) (*unstructured.Unstructured, error) {
+// intent is the desired state of one apply: its kind, namespace and name,
+// and the JSON it is made of. The JSON is all that an apply the cache proves
+// unchanged needs (its hash); the object sent is made from it only when it
+// is sent or checked against the cache's copy.
+type intent struct {
+	gvk             schema.GroupVersionKind
+	namespace, name string
+	// data is the JSON of the input: the intent as sent for an apply
+	// configuration or an unstructured object, the whole object for a
+	// typed one (whose intent is a function of it).
+	data  []byte
+	typed client.Object // the typed input, pruned into u on demand
+	u     *unstructured.Unstructured
+}
+
+// object returns the intent as an unstructured object of its own (made the
+// first time, never the caller's input).
+func (in *intent) object() (*unstructured.Unstructured, error) {
+	if in.u != nil {
+		return in.u, nil
+	}
+	u := &unstructured.Unstructured{}
+	if in.typed != nil {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(in.typed)
+		if err != nil {
+			return nil, fmt.Errorf("convert %T: %w", in.typed, err)
+		}
+		u.Object = pruneTyped(m)
+		u.SetGroupVersionKind(in.gvk)
+	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(in.data, &u.Object); err != nil {
+		return nil, fmt.Errorf("decode intent: %w", err)
+	}
+	if u.Object == nil {
+		return nil, fmt.Errorf("decode intent: not an object")
+	}
+	in.u = u
+	return u, nil
+}
+
+// objectMeta is what client-go's apply configurations tell of their object
+// without an encoding (the interface controller-runtime's client.Apply
+// needs).
+type objectMeta interface {
+	GetAPIVersion() *string
+	GetKind() *string
+	GetName() *string
+	GetNamespace() *string
+}
+
+// toIntent turns the three accepted inputs into the intent sent to the
+// server, encoding each once.
+func toIntent(in any, scheme *runtime.Scheme) (*intent, error) {
 	if in == nil || (reflect.ValueOf(in).Kind() == reflect.Pointer && reflect.ValueOf(in).IsNil()) {
 		return nil, fmt.Errorf("cannot apply a nil %T", in)
 	}
 	switch v := in.(type) {
 	case *unstructured.Unstructured:
-		return v.DeepCopy(), nil
+		data, err := json.Marshal(v.Object)
+		if err != nil {
+			return nil, fmt.Errorf("encode %T: %w", v, err)
+		}
+		// Not v itself: the apply decodes the server's answer into its
+		// intent, and v is the caller's.
+		return &intent{gvk: v.GroupVersionKind(), namespace: v.GetNamespace(), name: v.GetName(), data: data}, nil
 	case runtime.ApplyConfiguration:
 		data, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("encode apply configuration %T: %w", v, err)
 		}
-		u := &unstructured.Unstructured{}
-		if err := json.Unmarshal(data, &u.Object); err != nil {
-			return nil, fmt.Errorf("decode apply configuration %T: %w", v, err)
+		out := &intent{data: data}
+		if m, ok := v.(objectMeta); ok {
+			gv, err := schema.ParseGroupVersion(ptr.Deref(m.GetAPIVersion(), ""))
+			if err != nil {
+				return nil, fmt.Errorf("apply configuration %T: %w", v, err)
+			}
+			out.gvk = gv.WithKind(ptr.Deref(m.GetKind(), ""))
+			out.namespace, out.name = ptr.Deref(m.GetNamespace(), ""), ptr.Deref(m.GetName(), "")
+			return out, nil
 		}
-		return u, nil
+		u, err := out.object()
+		if err != nil {
+			return nil, fmt.Errorf("apply configuration %T: %w", v, err)
+		}
+		out.gvk, out.namespace, out.name = u.GroupVersionKind(), u.GetNamespace(), u.GetName()
+		return out, nil
 	case client.Object:
 		gvk, err := apiutil.GVKForObject(v, scheme)
 		if err != nil {
 			return nil, err
 		}
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+		// Equal objects send equal intents, so the object's own JSON
+		// identifies the intent, and costs less than pruning it.
+		data, err := json.Marshal(v)
 		if err != nil {
-			return nil, fmt.Errorf("convert %T: %w", v, err)
+			return nil, fmt.Errorf("encode %T: %w", v, err)
 		}
-		u := &unstructured.Unstructured{Object: pruneTyped(m)}
-		u.SetGroupVersionKind(gvk)
-		return u, nil
+		return &intent{gvk: gvk, namespace: v.GetNamespace(), name: v.GetName(), data: data, typed: v}, nil
 	default:
 		return nil, fmt.Errorf("cannot apply a %T: pass an apply configuration, an *unstructured.Unstructured or a typed object", in)
 	}
@@ -92,16 +161,13 @@ func pruneEmpty(m map[string]any) {
 	}
 }
 
-// hashIntent hashes the intent as it will be sent, with the field owner and
-// Force: an apply under another owner or with Force is another intent.
-// encoding/json sorts map keys, so equal intents hash equal.
-func hashIntent(u *unstructured.Unstructured, o ApplyOptions) ([32]byte, error) {
-	data, err := json.Marshal(u.Object)
-	if err != nil {
-		return [32]byte{}, err
-	}
+// hashIntent hashes the intent's JSON, with the field owner and Force: an
+// apply under another owner or with Force is another intent. encoding/json
+// writes struct fields in order and sorts map keys, so equal inputs hash
+// equal, and inputs that hash equal send equal intents.
+func hashIntent(in *intent, o ApplyOptions) [32]byte {
 	h := sha256.New()
-	h.Write(data)
+	h.Write(in.data)
 	h.Write([]byte{0})
 	h.Write([]byte(o.FieldOwner))
 	if o.Force {
@@ -109,5 +175,5 @@ func hashIntent(u *unstructured.Unstructured, o ApplyOptions) ([32]byte, error) 
 	}
 	var sum [32]byte
 	h.Sum(sum[:0])
-	return sum, nil
+	return sum
 }

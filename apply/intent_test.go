@@ -95,7 +95,11 @@ func TestToIntent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := toIntent(tt.in, clientgoscheme.Scheme)
+			in, err := toIntent(tt.in, clientgoscheme.Scheme)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := in.object()
 			if err != nil {
 				t.Fatal(err)
 			}

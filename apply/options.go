@@ -32,10 +32,12 @@ type config struct {
 func WithScheme(s *runtime.Scheme) ApplierOption { return func(c *config) { c.scheme = s } }
 
 // WithCache gives the Applier a reader of live objects that costs no request:
-// a manager's cache (mgr.GetCache()) or its cached client. With it, applying
-// an intent that was already applied to an object nobody changed since sends
-// nothing. The reader should serve the kinds you apply from informers; a
-// controller-runtime cache starts one on the first read of a kind.
+// a manager's cache (mgr.GetCache()) or its cached client. With it, an apply
+// that the cached object proves would change nothing sends nothing (see the
+// package documentation; [KeepManagedFields] keeps the managedFields entry
+// that proof needs after a restart). The reader should serve the kinds you
+// apply from informers; a controller-runtime cache starts one on the first
+// read of a kind.
 func WithCache(r client.Reader) ApplierOption { return func(c *config) { c.cache = r } }
 
 // WithHTTPClient makes the Applier send its requests through hc (a manager's
@@ -55,8 +57,8 @@ func WithMetrics(m *observability.Metrics, controller string) ApplierOption {
 
 // WithMaxRecords bounds how many objects the Applier remembers (default
 // [DefaultMaxRecords]); the least recently applied are forgotten first. A
-// forgotten object costs one apply request the next time, nothing more.
-// Values below 1 mean 1.
+// forgotten object costs a check of the cached object the next time, or one
+// apply request when that cannot prove it unchanged. Values below 1 mean 1.
 func WithMaxRecords(n int) ApplierOption { return func(c *config) { c.maxRecords = n } }
 
 // ApplyOptions are the options of one [Applier.Apply] call.

@@ -4,8 +4,16 @@ import (
 	"container/list"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
+
+// recordKey names an object: its group, kind, namespace and name (not its
+// version: all versions of an object share its resourceVersion).
+type recordKey struct {
+	gk              schema.GroupKind
+	namespace, name string
+}
 
 // record is what the Applier remembers of its last apply to one object.
 type record struct {
@@ -19,15 +27,15 @@ type records struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // front = most recent; values are keys
-	items map[string]*list.Element
-	recs  map[string]record
+	items map[recordKey]*list.Element
+	recs  map[recordKey]record
 }
 
 func newRecords(maxEntries int) *records {
-	return &records{max: maxEntries, order: list.New(), items: map[string]*list.Element{}, recs: map[string]record{}}
+	return &records{max: maxEntries, order: list.New(), items: map[recordKey]*list.Element{}, recs: map[recordKey]record{}}
 }
 
-func (r *records) get(key string) (record, bool) {
+func (r *records) get(key recordKey) (record, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rec, ok := r.recs[key]
@@ -37,7 +45,7 @@ func (r *records) get(key string) (record, bool) {
 	return rec, ok
 }
 
-func (r *records) put(key string, rec record) {
+func (r *records) put(key recordKey, rec record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if el, ok := r.items[key]; ok {
@@ -48,14 +56,14 @@ func (r *records) put(key string, rec record) {
 	r.recs[key] = rec
 	for r.order.Len() > r.max {
 		oldest := r.order.Back()
-		k := oldest.Value.(string)
+		k := oldest.Value.(recordKey)
 		r.order.Remove(oldest)
 		delete(r.items, k)
 		delete(r.recs, k)
 	}
 }
 
-func (r *records) forget(key string) {
+func (r *records) forget(key recordKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if el, ok := r.items[key]; ok {

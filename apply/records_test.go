@@ -21,7 +21,7 @@ func TestMemoryIsBoundedAndFreed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitCached(t, informers, cmKey(ns, n), res.Object.GetResourceVersion())
+		waitCached(t, informers, cmKey(ns, n), res.Object().GetResourceVersion())
 	}
 	if got := a.Remembered(); got != 3 {
 		t.Errorf("remembers %d objects, want the cap of 3", got)

@@ -2,9 +2,10 @@ package apply
 
 import (
 	"fmt"
+	"sync"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/scope"
@@ -14,27 +15,63 @@ import (
 // no request is sent for it. The errors name the field at fault; their Kind
 // is Invalid, except when the RESTMapper could not ask the server (then the
 // mapper's own Kind, such as Unavailable).
-func (a *Applier) validate(u *unstructured.Unstructured, o ApplyOptions) error {
-	gvk := u.GroupVersionKind()
+func (a *Applier) validate(in *intent, o ApplyOptions) error {
+	gvk := in.gvk
 	switch {
 	case o.FieldOwner == "":
 		return koperrors.Errorf(koperrors.Invalid, "field owner is empty: every apply names its field manager")
 	case gvk.Kind == "" || gvk.Version == "":
-		return koperrors.Errorf(koperrors.Invalid, "apiVersion and kind are required (got apiVersion %q, kind %q)", u.GetAPIVersion(), u.GetKind())
-	case u.GetName() == "":
+		return koperrors.Errorf(koperrors.Invalid, "apiVersion and kind are required (got apiVersion %q, kind %q)", gvk.GroupVersion().String(), gvk.Kind)
+	case in.name == "":
 		return koperrors.Errorf(koperrors.Invalid, "metadata.name is required (server-side apply cannot use generateName)")
 	}
-	err := scope.Of(u).Check(a.mapper, gvk)
+	if a.scopes.fits(gvk, in.namespace) {
+		return nil
+	}
+	s := scope.Cluster
+	if in.namespace != "" {
+		s = scope.Namespaced(in.namespace)
+	}
+	err := s.Check(a.mapper, gvk)
 	switch {
 	case err == nil:
+		a.scopes.learn(gvk, in.namespace != "")
 		return nil
 	case apimeta.IsNoMatchError(err):
 		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("apiVersion/kind: %s is not served by the API server: %w", gvk, err), "", koperrors.Object{})
-	case koperrors.IsInvalid(err) && u.GetNamespace() == "":
+	case koperrors.IsInvalid(err) && in.namespace == "":
 		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace is required: %s is namespaced (%w)", gvk.Kind, err), "", koperrors.Object{})
 	case koperrors.IsInvalid(err):
-		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace %q must be empty: %s is cluster-scoped (%w)", u.GetNamespace(), gvk.Kind, err), "", koperrors.Object{})
+		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace %q must be empty: %s is cluster-scoped (%w)", in.namespace, gvk.Kind, err), "", koperrors.Object{})
 	default:
 		return err
 	}
+}
+
+// scopes remembers, per kind, whether it is namespaced, as the RESTMapper
+// said once: a mapper lookup per apply costs more than the rest of an apply
+// the cache proves unchanged (controller-runtime's allocates an error on
+// each). Only answers are remembered, never a failed lookup, so a kind
+// installed later is found then.
+type scopes struct {
+	mu         sync.RWMutex
+	namespaced map[schema.GroupVersionKind]bool
+}
+
+// fits reports whether the kind is known to be namespaced exactly when
+// namespace is set.
+func (s *scopes) fits(gvk schema.GroupVersionKind, namespace string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	namespaced, ok := s.namespaced[gvk]
+	return ok && namespaced == (namespace != "")
+}
+
+func (s *scopes) learn(gvk schema.GroupVersionKind, namespaced bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.namespaced == nil {
+		s.namespaced = map[schema.GroupVersionKind]bool{}
+	}
+	s.namespaced[gvk] = namespaced
 }

@@ -216,7 +216,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		switch res.Outcome {
 		case apply.Created:
 			logger.V(1).Info("Created child", "child", c.ref.String())
-			recordNormal(env, parent, res.Object, "Created", "created "+c.ref.String())
+			recordNormal(env, parent, res.Object(), "Created", "created "+c.ref.String())
 		case apply.Updated:
 			logger.V(1).Info("Updated child", "child", c.ref.String())
 		}

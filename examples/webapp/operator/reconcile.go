@@ -79,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 		return err
 	}
 	var d appsv1.Deployment
-	if err := env.Scheme.Convert(res.Object, &d, nil); err != nil {
+	if err := env.Scheme.Convert(res.Object(), &d, nil); err != nil {
 		return koperrors.Wrap(err, "read Deployment", koperrors.ObjectOf(app))
 	}
 	if res.Outcome == apply.Updated && d.Generation > d.Status.ObservedGeneration {
@@ -106,10 +106,14 @@ func applyChild(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, 
 	if err != nil {
 		return res, err
 	}
-	kind := res.Object.GetKind()
-	if res.Outcome == apply.Created || (res.Outcome == apply.Updated && kind != "Deployment") {
-		observability.NormalRelated(env.Recorder, app, res.Object, kind+res.Outcome.String(), "Apply",
-			fmt.Sprintf("%s %s %s", kind, res.Object.GetName(), strings.ToLower(res.Outcome.String())))
+	if res.Outcome == apply.Unchanged {
+		return res, nil
+	}
+	obj := res.Object()
+	kind := obj.GetKind()
+	if res.Outcome == apply.Created || kind != "Deployment" {
+		observability.NormalRelated(env.Recorder, app, obj, kind+res.Outcome.String(), "Apply",
+			fmt.Sprintf("%s %s %s", kind, obj.GetName(), strings.ToLower(res.Outcome.String())))
 	}
 	return res, nil
 }

@@ -120,9 +120,9 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 		// different ConfigMaps never fold into one series.
 		switch res.Outcome {
 		case apply.Created:
-			observability.NormalRelated(r.Recorder, cs, res.Object, "Created", "Apply", "Created ConfigMap "+*cm.Name)
+			observability.NormalRelated(r.Recorder, cs, res.Object(), "Created", "Apply", "Created ConfigMap "+*cm.Name)
 		case apply.Updated:
-			observability.NormalRelated(r.Recorder, cs, res.Object, "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
+			observability.NormalRelated(r.Recorder, cs, res.Object(), "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
 		}
 		desired = append(desired, gc.Child{
 			GroupKind:      configMapGVK.GroupKind(),

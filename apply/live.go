@@ -1,0 +1,106 @@
+package apply
+
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// builtinTypes converts the Kubernetes API's own kinds to structured-merge-
+// diff values with the schema client-go's apply configurations are generated
+// from: the one the API server of the same release merges with (list-map
+// keys, atomic lists and maps, key defaults such as a port's protocol).
+// Kinds outside client-go's scheme (custom resources) have no schema here.
+// Parsing the schema takes a moment and a few MB of heap, so it is done on
+// the first use.
+var builtinTypes = sync.OnceValue(func() managedfields.TypeConverter {
+	return applyconfigurations.NewTypeConverter(clientgoscheme.Scheme)
+})
+
+// unmanagedFields are the fields the API server never records in
+// managedFields (k8s.io/apimachinery's stripMetaManager): an intent's field
+// set lacks them too before it is compared with a manager's entry.
+var unmanagedFields = fieldpath.NewSet(
+	fieldpath.MakePathOrDie("apiVersion"),
+	fieldpath.MakePathOrDie("kind"),
+	fieldpath.MakePathOrDie("metadata"),
+	fieldpath.MakePathOrDie("metadata", "name"),
+	fieldpath.MakePathOrDie("metadata", "namespace"),
+	fieldpath.MakePathOrDie("metadata", "creationTimestamp"),
+	fieldpath.MakePathOrDie("metadata", "selfLink"),
+	fieldpath.MakePathOrDie("metadata", "uid"),
+	fieldpath.MakePathOrDie("metadata", "clusterName"),
+	fieldpath.MakePathOrDie("metadata", "generation"),
+	fieldpath.MakePathOrDie("metadata", "managedFields"),
+	fieldpath.MakePathOrDie("metadata", "resourceVersion"),
+)
+
+// liveHolds reports whether applying intent as fieldOwner to the object
+// live (the cache's copy) would change nothing, judged from live alone. An
+// apply writes nothing when
+//
+//   - the fields fieldOwner's Apply entry in live's managedFields owns,
+//     recorded at the intent's apiVersion, are exactly the intent's fields
+//     (a field the intent no longer sets is removed by the apply; an entry
+//     at another apiVersion is rewritten at the intent's), and
+//   - live holds the intent's value in every one of them, lists in the
+//     intent's order (the merge puts them in that order).
+//
+// It answers false whenever it cannot tell: no such entry (managedFields
+// stripped by a cache transform, or another field owner), a kind without a
+// schema here (custom resources), an intent that does not fit the schema or
+// carries preconditions (resourceVersion, uid). False costs one apply, which
+// the server turns into a no-op when nothing changes.
+func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner string) bool {
+	entry, ok := applyEntry(live.GetManagedFields(), fieldOwner, intent.GetAPIVersion())
+	if !ok || entry.FieldsV1 == nil {
+		return false
+	}
+	if md, ok := intent.Object["metadata"].(map[string]any); ok && (md["resourceVersion"] != nil || md["uid"] != nil) {
+		return false
+	}
+	types := builtinTypes()
+	want, err := types.ObjectToTyped(intent)
+	if err != nil {
+		return false
+	}
+	fields, err := want.ToFieldSet()
+	if err != nil {
+		return false
+	}
+	fields = fields.Difference(unmanagedFields)
+	owned := &fieldpath.Set{}
+	if err := owned.FromJSON(entry.FieldsV1.GetRawReader()); err != nil || !owned.Equals(fields) {
+		return false
+	}
+	// live's type converter looks its kind up from its TypeMeta, which a
+	// typed object read from a cache may lack.
+	if live.GetObjectKind().GroupVersionKind().Empty() {
+		live = live.DeepCopyObject().(client.Object)
+		live.GetObjectKind().SetGroupVersionKind(intent.GroupVersionKind())
+	}
+	got, err := types.ObjectToTyped(live)
+	if err != nil {
+		return false
+	}
+	leaves := fields.Leaves()
+	return value.Equals(got.ExtractItems(leaves).AsValue(), want.ExtractItems(leaves).AsValue())
+}
+
+// applyEntry returns fieldOwner's Apply entry for the main resource, when it
+// was recorded at apiVersion.
+func applyEntry(entries []metav1.ManagedFieldsEntry, fieldOwner, apiVersion string) (metav1.ManagedFieldsEntry, bool) {
+	for _, e := range entries {
+		if e.Manager == fieldOwner && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == "" {
+			return e, e.APIVersion == apiVersion
+		}
+	}
+	return metav1.ManagedFieldsEntry{}, false
+}
