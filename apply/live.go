@@ -1,8 +1,10 @@
 package apply
 
 import (
+	"encoding/base64"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -86,6 +88,7 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 		live = live.DeepCopyObject().(client.Object)
 		live.GetObjectKind().SetGroupVersionKind(intent.GroupVersionKind())
 	}
+	live = withStringData(intent, live)
 	got, err := types.ObjectToTyped(live)
 	if err != nil {
 		return false
@@ -103,4 +106,47 @@ func applyEntry(entries []metav1.ManagedFieldsEntry, fieldOwner, apiVersion stri
 		}
 	}
 	return metav1.ManagedFieldsEntry{}, false
+}
+
+// withStringData returns live with the Secret's write-only stringData
+// filled in from its data, for the keys the intent sets in stringData: the
+// server records the applied stringData in managedFields but stores the
+// values in data, so without this an unchanged Secret authored with
+// stringData would never compare equal. Other objects are returned as
+// they are.
+func withStringData(intent *unstructured.Unstructured, live client.Object) client.Object {
+	if intent.GetAPIVersion() != "v1" || intent.GetKind() != "Secret" {
+		return live
+	}
+	want, ok := intent.Object["stringData"].(map[string]any)
+	if !ok || len(want) == 0 {
+		return live
+	}
+	switch l := live.(type) {
+	case *corev1.Secret:
+		c := l.DeepCopy()
+		c.StringData = map[string]string{}
+		for k := range want {
+			if v, ok := l.Data[k]; ok {
+				c.StringData[k] = string(v)
+			}
+		}
+		return c
+	case *unstructured.Unstructured:
+		c := l.DeepCopy()
+		data, _ := c.Object["data"].(map[string]any)
+		sd := map[string]any{}
+		for k := range want {
+			enc, ok := data[k].(string)
+			if !ok {
+				continue
+			}
+			if v, err := base64.StdEncoding.DecodeString(enc); err == nil {
+				sd[k] = string(v)
+			}
+		}
+		c.Object["stringData"] = sd
+		return c
+	}
+	return live
 }
