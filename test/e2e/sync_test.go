@@ -161,10 +161,13 @@ func TestSyncNeverDeletesWhatItDidNotCreate(t *testing.T) {
 	}
 	eventually(t, 60*time.Second, "the garbage collector deletes the parent's own child", func(ctx context.Context) error {
 		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "mine"}, &corev1.ConfigMap{})
-		if apierrors.IsNotFound(err) {
+		switch {
+		case apierrors.IsNotFound(err):
 			return nil
+		case err != nil:
+			return err
 		}
-		return fmt.Errorf("ConfigMap mine: %v", err)
+		return fmt.Errorf("ConfigMap mine still exists")
 	})
 	var got corev1.ConfigMap
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(taken), &got); err != nil {
