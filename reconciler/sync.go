@@ -95,15 +95,18 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // An object being deleted is waited for too, and then created anew.
 //
 // Sync decides from what it sees: the cache, and for a child the cache does
-// not hold, one live list by name (a child that was just created may not be
-// in the cache yet; a cache restricted by a label selector does not hold
-// other people's objects). Server-side apply has no create-only
-// precondition (metadata.uid makes an apply update-only instead), so an
-// object created by someone else between that list and the apply (a window
-// of one round trip) is taken over by the apply. Sync detects it (the API
-// server answers 200 instead of 201, and another field manager wrote the
-// object), removes its controller reference and owner label again at once,
-// and reports the object; the fields it applied stay.
+// not hold, one live list by name through Env.Reader (a child that was just
+// created may not be in the cache yet; a cache restricted by a label
+// selector does not hold other people's objects; an Env without a Reader
+// relies on the cache alone). Server-side apply has no create-only
+// precondition (metadata.uid in an apply makes it update-only: "uid
+// mismatch ... no existing object was found"), so an object created by
+// someone else between that list and the apply (a window of one round
+// trip) is taken over by the apply. Sync detects it (the API server answers
+// 200 instead of 201, and another field manager wrote the object), removes
+// its controller reference and owner label again at once, and returns a
+// Conflict error naming the object, after which the object is refused as
+// above; the field values it applied stay.
 //
 // # Drift
 //

@@ -86,13 +86,13 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 			return
 		}
 	}
-	existing, err := r.find(ctx, c)
+	existing, looked, err := r.find(ctx, c)
 	if err != nil {
 		r.errs = append(r.errs, err)
 		return
 	}
 	if existing == nil {
-		r.create(ctx, c)
+		r.create(ctx, c, looked)
 		return
 	}
 	if existing.GetDeletionTimestamp() != nil {
@@ -131,22 +131,23 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 // find returns the object of c's name: the observed child, else the
 // cache's object, else (when the cache has none, and Env.Reader is set)
 // the API server's, with one list by name (a list, not a get, so that the
-// operator needs no permission beyond list). nil when there is none.
-func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (client.Object, error) {
+// operator needs no permission beyond list). nil when there is none;
+// looked reports that the API server said so.
+func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Object, looked bool, err error) {
 	if o, ok := r.observed[c.ref]; ok {
-		return o, nil
+		return o, false, nil
 	}
 	scheme := r.env.Scheme
-	obj := newObject(scheme, c.kind)
-	err := r.env.Client.Get(ctx, c.ref.Key(), obj)
+	obj = newObject(scheme, c.kind)
+	err = r.env.Client.Get(ctx, c.ref.Key(), obj)
 	switch {
 	case err == nil:
-		return obj, nil
+		return obj, false, nil
 	case !apierrors.IsNotFound(err):
 		log.FromContext(ctx).V(1).Info("Cache read failed, reading the API server", "child", c.ref.String(), "error", err.Error())
 	}
 	if r.env.Reader == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	list := newList(scheme, c.kind)
 	opts := []client.ListOption{client.MatchingFields{"metadata.name": c.ref.Name}}
@@ -154,7 +155,7 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (client.Object, 
 		opts = append(opts, client.InNamespace(c.ref.Namespace))
 	}
 	if err := r.env.Reader.List(ctx, list, opts...); err != nil {
-		return nil, koperrors.Wrap(err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, false, koperrors.Wrap(err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
 	var found client.Object
 	err = apimeta.EachListItem(list, func(o runtime.Object) error {
@@ -164,9 +165,9 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (client.Object, 
 		return nil
 	})
 	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Internal, err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, false, koperrors.WrapKind(koperrors.Internal, err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
-	return found, nil
+	return found, true, nil
 }
 
 // earlierParent reports whether ctrl names a parent of this one's kind and
@@ -177,18 +178,22 @@ func (r *syncRun[T]) earlierParent(ctrl *metav1.OwnerReference) bool {
 	return err == nil && gv.Group == r.parentGVK.Group && ctrl.Kind == r.parentGVK.Kind && ctrl.Name == r.parent.GetName()
 }
 
-// create applies a child that neither the cache nor the API server had a
-// moment ago. Server-side apply has no create-only precondition, so an
-// object created by someone else in between is taken over by the apply:
-// the 200 (not 201) and another field manager on the object tell, and
-// disown undoes the takeover.
-func (r *syncRun[T]) create(ctx context.Context, c preparedChild) {
+// create applies a child that neither the cache nor (looked) the API
+// server had a moment ago. Server-side apply has no create-only
+// precondition, so an object created by someone else in between is taken
+// over by the apply: the 200 (not 201) and another field manager on the
+// object tell, and disown undoes the takeover, unless the child may adopt
+// orphans (an object with another controller fails the apply: two
+// controller references are invalid). Without looked, the absence is the
+// cache's word, which lags behind our own creations, so a 200 proves
+// nothing and nothing is undone.
+func (r *syncRun[T]) create(ctx context.Context, c preparedChild, looked bool) {
 	res, err := r.env.Applier.Apply(ctx, c.obj, r.applyOpts...)
 	if err != nil {
 		r.errs = append(r.errs, err)
 		return
 	}
-	if res.Outcome != apply.Created {
+	if looked && res.Outcome != apply.Created && !c.opts.AdoptOrphans {
 		if other := otherManager(res.Object, r.fieldOwner); other != "" {
 			r.errs = append(r.errs, r.disown(ctx, c, other))
 			return
