@@ -56,6 +56,29 @@
 //	status.MarkNotReady(app, "Unavailable", "registry: connection refused")      // Ready=False, Reconciling=True
 //	status.MarkStalled(app, "Invalid", "spec.port 70000: must be at most 65535") // Stalled=True, Ready=False
 //
+// # Readiness of children
+//
+// [ReadinessOf] reads any object, typed or unstructured, the way kstatus
+// (sigs.k8s.io/cli-utils/pkg/kstatus) and `kubectl rollout status` do, and
+// says whether it is Current (ready), InProgress, Failed or Terminating,
+// with a reason and a message that names it and its numbers:
+//
+//	r := status.ReadinessOf(dep) // {InProgress RollingOut "Deployment web: 1 of 3 replicas updated"}
+//	switch r.State {
+//	case status.StateCurrent:
+//		status.MarkReady(app, "Available", r.Message)
+//	case status.StateFailed:
+//		status.MarkStalled(app, r.Reason, r.Message)
+//	default:
+//		status.MarkReconciling(app, "RollingOut", r.Message)
+//	}
+//
+// Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
+// PersistentVolumeClaims, Services of type LoadBalancer and Pods have rules
+// of their own; every other kind is read from its kstatus conditions and
+// status.observedGeneration, so a child that is itself a custom resource
+// maintained with this package reads correctly too.
+//
 // # Errors in status
 //
 // [SetError] turns the outcome of a reconcile into those states (kuberator's

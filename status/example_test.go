@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -110,4 +111,28 @@ func ExamplePatcher() {
 	if err != nil {
 		panic(err)
 	}
+}
+
+func ExampleReadinessOf() {
+	dep := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 2},
+		Spec:       appsv1.DeploymentSpec{Replicas: new(int32(3))},
+		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 1, AvailableReplicas: 3},
+	}
+	r := status.ReadinessOf(dep)
+	fmt.Println(r.State, r.Reason, r.Message, r.Ready())
+
+	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3}
+	r = status.ReadinessOf(dep)
+	fmt.Println(r.State, r.Reason, r.Message, r.Ready())
+
+	// A custom resource: its kstatus conditions.
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
+	status.MarkStalled(w, "Invalid", "spec.size -1: must be positive")
+	r = status.ReadinessOf(w)
+	fmt.Println(r.State, r.Reason, r.Message)
+	// Output:
+	// InProgress RollingOut Deployment web: 1 of 3 replicas updated false
+	// Current Available Deployment web: 3 of 3 replicas available true
+	// Failed Stalled Widget w is stalled: Invalid: spec.size -1: must be positive
 }

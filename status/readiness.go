@@ -100,8 +100,11 @@ func (r Readiness) Ready() bool { return r.State == StateCurrent }
 //     Current ("Ready"); no such condition is Current ("Current"), which is
 //     how ConfigMaps, Secrets and every kind without a status read.
 //
-// A metadata-only object (metav1.PartialObjectMetadata) has no status:
-// give ReadinessOf the full object.
+// A metadata-only object (*metav1.PartialObjectMetadata) has no status:
+// it is InProgress ("StatusNotRead"), except for ConfigMaps, Secrets and
+// ServiceAccounts; give ReadinessOf the full object. An object whose
+// content does not decode into its kind's Go type is InProgress
+// ("UnreadableStatus").
 func ReadinessOf(obj client.Object) Readiness {
 	if ts := obj.GetDeletionTimestamp(); ts != nil {
 		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
@@ -126,6 +129,8 @@ func ReadinessOf(obj client.Object) Readiness {
 	case *corev1.ConfigMap, *corev1.Secret, *corev1.ServiceAccount:
 		// No status at all: skip the conversion below.
 		return current(kindOf(obj), obj.GetName())
+	case *metav1.PartialObjectMetadata:
+		return metadataReadiness(o)
 	case *unstructured.Unstructured:
 		if typed := builtinFor(o.GroupVersionKind().GroupKind()); typed != nil {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
@@ -139,12 +144,22 @@ func ReadinessOf(obj client.Object) Readiness {
 	if err != nil {
 		return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", kindOf(obj), obj.GetName(), err)}
 	}
-	u := &unstructured.Unstructured{Object: content}
 	if gvk := obj.GetObjectKind().GroupVersionKind(); builtinFor(gvk.GroupKind()) != nil {
-		// A metadata-only or otherwise odd typed form of a built-in kind.
-		return ReadinessOf(u)
+		// Another Go type for a built-in kind.
+		return ReadinessOf(&unstructured.Unstructured{Object: content})
 	}
 	return genericReadiness(kindOf(obj), obj.GetName(), obj.GetGeneration(), content)
+}
+
+// metadataReadiness is the readiness of an object of which only metadata
+// was read: Current for the kinds that have no status, else InProgress,
+// which a reader notices, rather than a Current nobody checked.
+func metadataReadiness(o *metav1.PartialObjectMetadata) Readiness {
+	switch o.GroupVersionKind().GroupKind() {
+	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}, schema.GroupKind{Kind: "ServiceAccount"}:
+		return current(kindOf(o), o.GetName())
+	}
+	return inProgress("StatusNotRead", kindOf(o), o.GetName(), "only its metadata was read, readiness needs its status")
 }
 
 // builtinFor returns a new typed object for the kinds with their own
@@ -220,7 +235,7 @@ func inProgress(reason, kind, name, format string, args ...any) Readiness {
 // staleGeneration is the readiness of an object whose controller has not
 // observed generation gen yet.
 func staleGeneration(kind, name string, gen, observed int64) Readiness {
-	return inProgress("GenerationNotObserved", kind, name, "generation %d not observed yet (observed %d)", gen, observed)
+	return inProgress("GenerationNotObserved", kind, name, "waiting for its controller to observe generation %d (observed %d)", gen, observed)
 }
 
 // genericReadiness applies the kstatus condition rules to the content of

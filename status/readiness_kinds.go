@@ -30,7 +30,7 @@ func deploymentReadiness(d *appsv1.Deployment) Readiness {
 		// The deployment controller sets Progressing=False with this
 		// reason and keeps it until the spec changes: the rollout stopped.
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return Readiness{StateFailed, "ProgressDeadlineExceeded", fmt.Sprintf("Deployment %s: progress deadline exceeded: %s", d.Name, c.Message)}
+			return Readiness{StateFailed, "ProgressDeadlineExceeded", fmt.Sprintf("Deployment %s: %s", d.Name, reasonMessage("progress deadline exceeded", c.Message))}
 		}
 	}
 	want := replicasOf(d.Spec.Replicas)
@@ -147,7 +147,7 @@ func jobReadiness(j *batchv1.Job) Readiness {
 		case batchv1.JobFailed, batchv1.JobFailureTarget:
 			// FailureTarget comes first, while the last pods terminate;
 			// Failed follows for certain.
-			return Readiness{StateFailed, "JobFailed", fmt.Sprintf("Job %s failed: %s", j.Name, reasonMessage(string(c.Reason), c.Message))}
+			return Readiness{StateFailed, "JobFailed", fmt.Sprintf("Job %s failed: %s", j.Name, reasonMessage(c.Reason, c.Message))}
 		case batchv1.JobComplete:
 			return Readiness{StateCurrent, "Complete", fmt.Sprintf("Job %s: complete, %d succeeded", j.Name, st.Succeeded)}
 		case batchv1.JobSuspended:
@@ -179,14 +179,15 @@ func serviceReadiness(svc *corev1.Service) Readiness {
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return current(kind, svc.Name)
 	}
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		addr := in.IP
-		if addr == "" {
-			addr = in.Hostname
-		}
-		return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: load balancer at %s", svc.Name, addr)}
+	ingress := svc.Status.LoadBalancer.Ingress
+	if len(ingress) == 0 {
+		return inProgress("Pending", kind, svc.Name, "waiting for a load balancer address")
 	}
-	return inProgress("Pending", kind, svc.Name, "waiting for a load balancer address")
+	addr := ingress[0].IP
+	if addr == "" {
+		addr = ingress[0].Hostname
+	}
+	return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: load balancer at %s", svc.Name, addr)}
 }
 
 func podReadiness(p *corev1.Pod) Readiness {

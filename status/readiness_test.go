@@ -118,6 +118,13 @@ func gizmo(gen, observed int64, conds ...metav1.Condition) *widget.Widget {
 	}
 }
 
+// metadataOnly is obj as a metadata client reads it.
+func metadataOnly(obj client.Object, apiVersion, kind string) *metav1.PartialObjectMetadata {
+	m := &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}}
+	obj.(metav1.ObjectMetaAccessor).GetObjectMeta().(*metav1.ObjectMeta).DeepCopyInto(&m.ObjectMeta)
+	return m
+}
+
 func kcond(t string, s metav1.ConditionStatus, reason, msg string, gen int64) metav1.Condition {
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: msg, ObservedGeneration: gen}
 }
@@ -153,14 +160,14 @@ func TestReadinessOf(t *testing.T) {
 		{"Deployment replicas nil, no pod", deploy(nil, depStatus(0, 0, 0)), status.Readiness{inProgress, "RollingOut", "Deployment web: 0 of 1 replicas updated"}},
 		{"Deployment scaled to 0", deploy(new(int32(0)), depStatus(0, 0, 0)), status.Readiness{current, "Available", "Deployment web: 0 of 0 replicas available"}},
 		{"Deployment scaled to 0, pods terminating", deploy(new(int32(0)), depStatus(2, 0, 2)), status.Readiness{inProgress, "RollingOut", "Deployment web: 2 old replicas pending termination"}},
-		{"Deployment generation not observed", deploy(new(int32(3)), appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, AvailableReplicas: 3}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: generation 2 not observed yet (observed 1)"}},
-		{"Deployment without status", deploy(new(int32(3)), appsv1.DeploymentStatus{}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: generation 2 not observed yet (observed 0)"}},
+		{"Deployment generation not observed", deploy(new(int32(3)), appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 3, UpdatedReplicas: 3, AvailableReplicas: 3}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: waiting for its controller to observe generation 2 (observed 1)"}},
+		{"Deployment without status", deploy(new(int32(3)), appsv1.DeploymentStatus{}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: waiting for its controller to observe generation 2 (observed 0)"}},
 		{"Deployment updating", deploy(new(int32(3)), depStatus(4, 1, 3)), status.Readiness{inProgress, "RollingOut", "Deployment web: 1 of 3 replicas updated"}},
 		{"Deployment old replicas left", deploy(new(int32(3)), depStatus(4, 3, 3)), status.Readiness{inProgress, "RollingOut", "Deployment web: 1 old replicas pending termination"}},
 		{"Deployment scaling down", deploy(new(int32(1)), depStatus(3, 3, 3)), status.Readiness{inProgress, "Scaling", "Deployment web: 2 extra replicas pending termination"}},
 		{"Deployment not available", deploy(new(int32(3)), depStatus(3, 3, 2)), status.Readiness{inProgress, "Unavailable", "Deployment web: 2 of 3 replicas available"}},
 		{"Deployment progress deadline exceeded", deploy(new(int32(3)), depStatus(3, 1, 2, deadline)), status.Readiness{failed, "ProgressDeadlineExceeded", `Deployment web: progress deadline exceeded: ReplicaSet "web-abc" has timed out progressing.`}},
-		{"Deployment deadline exceeded, new spec not observed", deploy(new(int32(3)), appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{deadline}}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: generation 2 not observed yet (observed 1)"}},
+		{"Deployment deadline exceeded, new spec not observed", deploy(new(int32(3)), appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{deadline}}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: waiting for its controller to observe generation 2 (observed 1)"}},
 		{"Deployment paused mid-rollout", deploy(new(int32(3)), depStatus(3, 0, 3), paused), status.Readiness{inProgress, "Paused", "Deployment web is paused: 0 of 3 replicas updated"}},
 		{"Deployment paused, rolled out", deploy(new(int32(3)), depStatus(3, 3, 3), paused), status.Readiness{current, "Available", "Deployment web: 3 of 3 replicas available"}},
 		{"Deployment terminating", deleting(deploy(nil, depStatus(1, 1, 1))), status.Readiness{terminatingState, "Terminating", "Deployment web is being deleted"}},
@@ -170,7 +177,7 @@ func TestReadinessOf(t *testing.T) {
 		{"StatefulSet replicas nil means 1", sts(nil, stsStatus(0, 0, 0, "db-1", "db-1")), status.Readiness{inProgress, "Scaling", "StatefulSet db: 0 of 1 replicas created"}},
 		{"StatefulSet scaled to 0", sts(new(int32(0)), stsStatus(0, 0, 0, "db-1", "db-1")), status.Readiness{current, "Available", "StatefulSet db: 0 of 0 replicas available"}},
 		{"StatefulSet scaling down", sts(new(int32(1)), stsStatus(2, 2, 2, "db-1", "db-1")), status.Readiness{inProgress, "Scaling", "StatefulSet db: 1 extra replicas pending termination"}},
-		{"StatefulSet generation not observed", sts(new(int32(1)), appsv1.StatefulSetStatus{ObservedGeneration: 1}), status.Readiness{inProgress, "GenerationNotObserved", "StatefulSet db: generation 2 not observed yet (observed 1)"}},
+		{"StatefulSet generation not observed", sts(new(int32(1)), appsv1.StatefulSetStatus{ObservedGeneration: 1}), status.Readiness{inProgress, "GenerationNotObserved", "StatefulSet db: waiting for its controller to observe generation 2 (observed 1)"}},
 		{"StatefulSet rolling update", sts(new(int32(3)), stsStatus(3, 1, 3, "db-1", "db-2")), status.Readiness{inProgress, "RollingOut", "StatefulSet db: 1 of 3 replicas updated to revision db-2"}},
 		{"StatefulSet partition not reached", sts(new(int32(3)), stsStatus(3, 0, 3, "db-1", "db-2"), partition(1)), status.Readiness{inProgress, "RollingOut", "StatefulSet db: 0 of 2 replicas updated (partition 1)"}},
 		{"StatefulSet partition reached", sts(new(int32(3)), stsStatus(3, 2, 3, "db-1", "db-2"), partition(1)), status.Readiness{current, "Available", "StatefulSet db: 3 of 3 replicas available"}},
@@ -181,7 +188,7 @@ func TestReadinessOf(t *testing.T) {
 		// DaemonSet.
 		{"DaemonSet rolled out", ds(dsStatus(2, 2, 2, 2)), status.Readiness{current, "Available", "DaemonSet agent: 2 of 2 pods available"}},
 		{"DaemonSet on no node", ds(dsStatus(0, 0, 0, 0)), status.Readiness{current, "Available", "DaemonSet agent: 0 of 0 pods available"}},
-		{"DaemonSet never observed", ds(appsv1.DaemonSetStatus{}), status.Readiness{inProgress, "GenerationNotObserved", "DaemonSet agent: generation 2 not observed yet (observed 0)"}},
+		{"DaemonSet never observed", ds(appsv1.DaemonSetStatus{}), status.Readiness{inProgress, "GenerationNotObserved", "DaemonSet agent: waiting for its controller to observe generation 2 (observed 0)"}},
 		{"DaemonSet scheduling", ds(dsStatus(3, 2, 2, 2)), status.Readiness{inProgress, "Scaling", "DaemonSet agent: 2 of 3 nodes run a pod"}},
 		{"DaemonSet updating", ds(dsStatus(3, 3, 1, 3)), status.Readiness{inProgress, "RollingOut", "DaemonSet agent: 1 of 3 pods updated"}},
 		{"DaemonSet OnDelete waits for no update", ds(dsStatus(3, 3, 1, 3), onDeleteDs), status.Readiness{current, "Available", "DaemonSet agent: 3 of 3 pods available"}},
@@ -192,7 +199,7 @@ func TestReadinessOf(t *testing.T) {
 		{"ReplicaSet replicas nil means 1", rs(nil, appsv1.ReplicaSetStatus{ObservedGeneration: 2}), status.Readiness{inProgress, "Scaling", "ReplicaSet web-abc: 0 of 1 replicas created"}},
 		{"ReplicaSet scaling down", rs(new(int32(0)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Replicas: 1, AvailableReplicas: 1}), status.Readiness{inProgress, "Scaling", "ReplicaSet web-abc: 1 extra replicas pending termination"}},
 		{"ReplicaSet not available", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Replicas: 2, ReadyReplicas: 2, AvailableReplicas: 1}), status.Readiness{inProgress, "Unavailable", "ReplicaSet web-abc: 1 of 2 replicas available"}},
-		{"ReplicaSet generation not observed", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 1}), status.Readiness{inProgress, "GenerationNotObserved", "ReplicaSet web-abc: generation 2 not observed yet (observed 1)"}},
+		{"ReplicaSet generation not observed", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 1}), status.Readiness{inProgress, "GenerationNotObserved", "ReplicaSet web-abc: waiting for its controller to observe generation 2 (observed 1)"}},
 		{"ReplicaSet replica failure", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Conditions: []appsv1.ReplicaSetCondition{{
 			Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "web-abc-x" is forbidden: exceeded quota`,
 		}}}), status.Readiness{inProgress, "ReplicaFailure", `ReplicaSet web-abc: cannot create pods: pods "web-abc-x" is forbidden: exceeded quota`}},
@@ -253,7 +260,7 @@ func TestReadinessOf(t *testing.T) {
 			p := pod(corev1.PodStatus{ObservedGeneration: 1, Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{podCond(corev1.PodReady, corev1.ConditionTrue, "", "")}})
 			p.Generation = 2
 			return p
-		}(), status.Readiness{inProgress, "GenerationNotObserved", "Pod web-abc-xyz: generation 2 not observed yet (observed 1)"}},
+		}(), status.Readiness{inProgress, "GenerationNotObserved", "Pod web-abc-xyz: waiting for its controller to observe generation 2 (observed 1)"}},
 		{"Pod terminating", deleting(pod(corev1.PodStatus{Phase: corev1.PodRunning})), status.Readiness{terminatingState, "Terminating", "Pod web-abc-xyz is being deleted"}},
 
 		// Kinds without rules.
@@ -263,11 +270,17 @@ func TestReadinessOf(t *testing.T) {
 		{"ServiceAccount", &corev1.ServiceAccount{ObjectMeta: objMeta("sa", 0)}, status.Readiness{current, "Current", "ServiceAccount sa: nothing to wait for"}},
 		{"LimitRange, a kind without rules", &corev1.LimitRange{ObjectMeta: objMeta("limits", 0)}, status.Readiness{current, "Current", "LimitRange limits: nothing to wait for"}},
 
+		// Metadata only.
+		{"Deployment metadata only", metadataOnly(deploy(nil, depStatus(1, 1, 1)), "apps/v1", "Deployment"), status.Readiness{inProgress, "StatusNotRead", "Deployment web: only its metadata was read, readiness needs its status"}},
+		{"Widget metadata only", metadataOnly(gizmo(1, 1), "test.kopgo.dev/v1", "Widget"), status.Readiness{inProgress, "StatusNotRead", "Widget w: only its metadata was read, readiness needs its status"}},
+		{"ConfigMap metadata only", metadataOnly(&corev1.ConfigMap{ObjectMeta: objMeta("cfg", 0)}, "v1", "ConfigMap"), status.Readiness{current, "Current", "ConfigMap cfg: nothing to wait for"}},
+		{"Pod metadata only, terminating", metadataOnly(deleting(pod(corev1.PodStatus{})), "v1", "Pod"), status.Readiness{terminatingState, "Terminating", "Pod web-abc-xyz is being deleted"}},
+
 		// Generic kstatus conditions.
 		{"custom resource without conditions", gizmo(1, 0), status.Readiness{current, "Current", "Widget w: nothing to wait for"}},
 		{"custom resource ready", gizmo(3, 3, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "all good", 3)), status.Readiness{current, "Ready", "Widget w is ready: Succeeded: all good"}},
 		{"custom resource ready, no observedGeneration", gizmo(3, 0, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 0)), status.Readiness{current, "Ready", "Widget w is ready: Succeeded"}},
-		{"custom resource generation not observed", gizmo(3, 2, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 2)), status.Readiness{inProgress, "GenerationNotObserved", "Widget w: generation 3 not observed yet (observed 2)"}},
+		{"custom resource generation not observed", gizmo(3, 2, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 2)), status.Readiness{inProgress, "GenerationNotObserved", "Widget w: waiting for its controller to observe generation 3 (observed 2)"}},
 		{"custom resource Ready for an old generation", gizmo(3, 0, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 2)), status.Readiness{inProgress, "GenerationNotObserved", "Widget w: Ready observed for generation 2, not 3"}},
 		{"custom resource not ready", gizmo(3, 3, kcond(status.Ready, metav1.ConditionFalse, "Unavailable", "registry down", 3)), status.Readiness{inProgress, "NotReady", "Widget w: Ready=False: Unavailable: registry down"}},
 		{"custom resource ready unknown", gizmo(3, 3, kcond(status.Ready, metav1.ConditionUnknown, "Progressing", "", 3)), status.Readiness{inProgress, "NotReady", "Widget w: Ready=Unknown: Progressing"}},
@@ -288,6 +301,15 @@ func TestReadinessOf(t *testing.T) {
 	}
 	scheme := widget.Scheme()
 	for _, tt := range tests {
+		if _, ok := tt.obj.(*metav1.PartialObjectMetadata); ok {
+			// No unstructured form to compare with.
+			t.Run(tt.name, func(t *testing.T) {
+				if diff := cmp.Diff(tt.want, status.ReadinessOf(tt.obj)); diff != "" {
+					t.Errorf("(-want +got):\n%s", diff)
+				}
+			})
+			continue
+		}
 		t.Run(tt.name, func(t *testing.T) {
 			got := status.ReadinessOf(tt.obj)
 			if diff := cmp.Diff(tt.want, got); diff != "" {

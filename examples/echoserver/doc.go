@@ -34,10 +34,11 @@
 // # Status
 //
 // Sync reports the rollout of the Deployment it wants, from the Deployment it
-// observes: Reconciling=True (Ready=Unknown) while the Deployment is created,
-// updated or rolling out, Ready=False once its progress deadline passed, and
-// Ready=True when every replica is updated and available. readyReplicas
-// mirrors the Deployment's. The framework stamps observedGeneration.
+// observes as status.ReadinessOf reads it: Reconciling=True (Ready=Unknown)
+// while the Deployment is created, updated or rolling out, Ready=False once
+// it failed (its progress deadline passed), and Ready=True when every
+// replica is updated and available. readyReplicas mirrors the Deployment's.
+// The framework stamps observedGeneration.
 //
 // # Try it
 //

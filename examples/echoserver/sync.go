@@ -110,9 +110,9 @@ func service(es *v1alpha1.EchoServer) *corev1.Service {
 	}
 }
 
-// setStatus reports the rollout of desired from the observed Deployment, in
-// the words of `kubectl rollout status`. Reconciling conditions it sets
-// stand; otherwise the framework's Ready=True follows the success.
+// setStatus reports the rollout of desired from the observed Deployment,
+// as status.ReadinessOf reads it. Reconciling conditions it sets stand;
+// otherwise the framework's Ready=True follows the success.
 func setStatus(es *v1alpha1.EchoServer, desired *appsv1.Deployment, observed reconciler.Children) {
 	dep, ok := reconciler.ChildOf[*appsv1.Deployment](observed, es.Name)
 	if !ok {
@@ -121,25 +121,17 @@ func setStatus(es *v1alpha1.EchoServer, desired *appsv1.Deployment, observed rec
 		return
 	}
 	es.Status.ReadyReplicas = dep.Status.ReadyReplicas
-	want := int32(1)
-	if dep.Spec.Replicas != nil {
-		want = *dep.Spec.Replicas
-	}
-	switch {
-	case !upToDate(dep, desired):
+	if !upToDate(dep, desired) {
 		status.MarkReconciling(es, "Updating", "updating Deployment "+es.Name)
-	case dep.Status.ObservedGeneration < dep.Generation:
-		status.MarkReconciling(es, "Progressing", "waiting for the Deployment's rollout to start")
-	case deadlineExceeded(dep):
-		status.MarkNotReady(es, "ProgressDeadlineExceeded", "the Deployment's rollout exceeded its progress deadline")
-	case dep.Status.UpdatedReplicas < want:
-		status.MarkReconciling(es, "Progressing", fmt.Sprintf("%d of %d replicas updated", dep.Status.UpdatedReplicas, want))
-	case dep.Status.Replicas > dep.Status.UpdatedReplicas:
-		status.MarkReconciling(es, "Progressing", fmt.Sprintf("%d old replicas pending termination", dep.Status.Replicas-dep.Status.UpdatedReplicas))
-	case dep.Status.AvailableReplicas < dep.Status.UpdatedReplicas:
-		status.MarkReconciling(es, "Progressing", fmt.Sprintf("%d of %d updated replicas available", dep.Status.AvailableReplicas, dep.Status.UpdatedReplicas))
+		return
+	}
+	switch r := status.ReadinessOf(dep); r.State {
+	case status.StateCurrent:
+		status.MarkReady(es, "Available", r.Message)
+	case status.StateFailed:
+		status.MarkNotReady(es, r.Reason, r.Message)
 	default:
-		status.MarkReady(es, "Available", fmt.Sprintf("%d of %d replicas ready", dep.Status.ReadyReplicas, want))
+		status.MarkReconciling(es, "Progressing", r.Message)
 	}
 }
 
@@ -152,13 +144,4 @@ func upToDate(observed, desired *appsv1.Deployment) bool {
 	}
 	oc, dc := observed.Spec.Template.Spec.Containers, desired.Spec.Template.Spec.Containers
 	return len(oc) == len(dc) && len(oc) > 0 && slices.Equal(oc[0].Args, dc[0].Args) && oc[0].Image == dc[0].Image
-}
-
-func deadlineExceeded(dep *appsv1.Deployment) bool {
-	for _, c := range dep.Status.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ProgressDeadlineExceeded" {
-			return true
-		}
-	}
-	return false
 }

@@ -272,7 +272,7 @@ func TestEchoServerLifecycle(t *testing.T) {
 			return false, why
 		}
 		ready := status.Get(got, status.Ready)
-		if !status.IsReady(got) || ready.Reason != "Available" || ready.Message != "2 of 2 replicas ready" ||
+		if !status.IsReady(got) || ready.Reason != "Available" || ready.Message != "Deployment hello: 2 of 2 replicas available" ||
 			got.Status.ReadyReplicas != 2 || status.Get(got, status.Reconciling) != nil {
 			return false, "status: " + fmtStatus(got)
 		}
@@ -430,14 +430,15 @@ func TestSyncStatus(t *testing.T) {
 			d.Spec.Template.Spec.Containers[0].Args[0] = "-text=old"
 		}), "Unknown/Updating/updating Deployment e", 2},
 		{"not observed", observed(appsv1.DeploymentStatus{ObservedGeneration: 1, ReadyReplicas: 2}, nil),
-			"Unknown/Progressing/waiting for the Deployment's rollout to start", 2},
+			"Unknown/Progressing/Deployment e: waiting for its controller to observe generation 2 (observed 1)", 2},
 		{"deadline", observed(appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{{
 			Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
-		}}}, nil), "False/ProgressDeadlineExceeded/the Deployment's rollout exceeded its progress deadline", 0},
-		{"updating", observed(rolled(2, 1, 1, 1), nil), "Unknown/Progressing/1 of 2 replicas updated", 1},
-		{"old pods", observed(rolled(3, 2, 2, 2), nil), "Unknown/Progressing/1 old replicas pending termination", 2},
-		{"unavailable", observed(rolled(2, 2, 1, 1), nil), "Unknown/Progressing/1 of 2 updated replicas available", 1},
-		{"rolled out", observed(rolled(2, 2, 2, 2), nil), "True/Available/2 of 2 replicas ready", 2},
+			Message: `ReplicaSet "e-abc" has timed out progressing.`,
+		}}}, nil), `False/ProgressDeadlineExceeded/Deployment e: progress deadline exceeded: ReplicaSet "e-abc" has timed out progressing.`, 0},
+		{"updating", observed(rolled(2, 1, 1, 1), nil), "Unknown/Progressing/Deployment e: 1 of 2 replicas updated", 1},
+		{"old pods", observed(rolled(3, 2, 2, 2), nil), "Unknown/Progressing/Deployment e: 1 old replicas pending termination", 2},
+		{"unavailable", observed(rolled(2, 2, 1, 1), nil), "Unknown/Progressing/Deployment e: 1 of 2 replicas available", 1},
+		{"rolled out", observed(rolled(2, 2, 2, 2), nil), "True/Available/Deployment e: 2 of 2 replicas available", 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

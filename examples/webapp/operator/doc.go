@@ -14,11 +14,12 @@
 //     [SecretLabel]=<name> as environment variables,
 //   - a Service "<name>" in front of the pods.
 //
-// It reports Ready from the Deployment's rollout (Reconciling while it rolls,
-// Stalled when it exceeds its progress deadline), records the app's URL in a
-// registry ConfigMap in the operator's namespace (an "external" resource that
-// its finalizer removes when the WebApp is deleted), and emits events for
-// every child it creates or changes.
+// It reports Ready from the Deployment's rollout as status.ReadinessOf reads
+// it (Reconciling while it rolls, Stalled when it exceeds its progress
+// deadline), records the app's URL in a registry ConfigMap in the operator's
+// namespace (an "external" resource that its finalizer removes when the
+// WebApp is deleted), and emits events for every child it creates or
+// changes.
 //
 // # Bad input
 //

@@ -126,36 +126,24 @@ func mountedSecrets(ctx context.Context, c client.Reader, app *webappv1.WebApp) 
 	return list.Items, nil
 }
 
-// reportRollout sets the status from the Deployment: Ready when every pod
-// of the current template is available, Reconciling while it rolls out,
-// Stalled when the rollout exceeded its progress deadline.
+// reportRollout sets the status from the Deployment's readiness
+// (status.ReadinessOf): Ready when every pod of the current template is
+// available, Reconciling while it rolls out, Stalled when the rollout failed
+// (its progress deadline passed).
 func reportRollout(app *webappv1.WebApp, d *appsv1.Deployment, env *reconciler.Env) {
-	want := replicas(app)
-	st := d.Status
-	current := st.ObservedGeneration >= d.Generation
-	if current {
-		app.Status.ReadyReplicas = st.AvailableReplicas
+	if d.Status.ObservedGeneration >= d.Generation {
+		app.Status.ReadyReplicas = d.Status.AvailableReplicas
 	}
-	for _, c := range st.Conditions {
-		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			status.MarkStalled(app, "ProgressDeadlineExceeded", c.Message)
-			return
-		}
-	}
-	switch {
-	case !current:
-		status.MarkReconciling(app, "RollingOut", "waiting for the Deployment controller to see the new spec")
-	case st.UpdatedReplicas < want:
-		status.MarkReconciling(app, "RollingOut", fmt.Sprintf("%d of %d pods updated", st.UpdatedReplicas, want))
-	case st.Replicas > st.UpdatedReplicas:
-		status.MarkReconciling(app, "RollingOut", fmt.Sprintf("%d old pods terminating", st.Replicas-st.UpdatedReplicas))
-	case st.AvailableReplicas < want:
-		status.MarkReconciling(app, "RollingOut", fmt.Sprintf("%d of %d pods available", st.AvailableReplicas, want))
-	default:
+	switch r := status.ReadinessOf(d); r.State {
+	case status.StateCurrent:
 		wasReady := status.IsTrue(app, status.Ready)
-		status.MarkReady(app, "Available", fmt.Sprintf("%d of %d pods available at %s", st.AvailableReplicas, want, app.Status.URL))
+		status.MarkReady(app, "Available", fmt.Sprintf("%s at %s", r.Message, app.Status.URL))
 		if !wasReady {
-			env.Recorder.Normal(app, "RolledOut", "Rollout", fmt.Sprintf("%d pods of %s available", want, app.Spec.Image))
+			env.Recorder.Normal(app, "RolledOut", "Rollout", fmt.Sprintf("%d pods of %s available", replicas(app), app.Spec.Image))
 		}
+	case status.StateFailed:
+		status.MarkStalled(app, r.Reason, r.Message)
+	default:
+		status.MarkReconciling(app, "RollingOut", r.Message)
 	}
 }
