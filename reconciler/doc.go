@@ -99,12 +99,34 @@
 // [SyncFunc] receives the parent and its observed [Children] and returns the
 // children it wants (setting the parent's status as it likes); Sync sets
 // their controller references and owner label, applies them with
-// Env.Applier and, once every apply succeeded, prunes the observed children
-// no longer returned. An unchanged parent costs no request. A SyncFunc talks
-// to no API server, so it is unit-tested with [NewChildren]:
+// Env.Applier and, once every desired child is in place, prunes the observed
+// children no longer returned. An unchanged parent costs no request. A
+// SyncFunc talks to no API server, so it is unit-tested with [NewChildren]:
 //
 //	r := reconciler.Sync([]client.Object{&appsv1.Deployment{}, &corev1.Service{}},
 //		func(ctx context.Context, echo *v1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
 //			return []client.Object{deploymentFor(echo), serviceFor(echo)}, nil
 //		})
+//
+// A controller owns its children, and only them:
+//
+//   - Drift is reverted: Sync applies with Force, so a field someone edited
+//     is set back on the next reconcile.
+//   - Sync never takes over an object it did not create. A desired child
+//     whose name an object of someone else holds is refused (the parent is
+//     Stalled, naming the object and its controller) rather than adopted
+//     and then deleted with the parent. [AdoptOrphans] opts in to adopting
+//     objects without a controller, per kind or per child.
+//   - [Child] wraps a desired child (or a kind) with options: an
+//     [UpdateStrategy] ([Recreate] when the server refuses an immutable
+//     change, [OnDelete]), [DependsOn] (apply only once other children are
+//     ready), [AdoptOrphans].
+//   - Unless the SyncFunc sets them, the parent's conditions summarise the
+//     children's readiness: Reconciling while one rolls out or waits,
+//     Ready=False naming a failed one, Ready=True when all are current.
+//   - One event per reconcile names what changed.
+//   - [WithFinalize] adds cleanup on deletion, retried until it is done.
+//
+// [Syncer.ChildKinds] lists the child kinds, which the controller Builder
+// watches.
 package reconciler

@@ -10,16 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/gc"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/status"
 )
 
 // SyncFunc computes the children a parent wants from the parent and the
@@ -45,7 +43,8 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // Sync returns a [Reconciler] that runs fn declaratively for parents of type
 // T, owning children of the kinds in childKinds (one example object per
 // kind, such as &appsv1.Deployment{}, or an *unstructured.Unstructured with
-// its apiVersion and kind set). Each Reconcile:
+// its apiVersion and kind set; an example wrapped in [Child] sets the
+// defaults of its kind). Each Reconcile:
 //
 //  1. lists the observed children: the objects of each declared kind, in the
 //     parent's namespace, carrying the parent's owner label and controlled by
@@ -53,17 +52,105 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 //     Env.Client, so from the manager's cache;
 //  2. calls fn;
 //  3. checks every desired child (a declared kind, a name, the parent's
-//     namespace, no duplicates) before writing anything: a mistake is a
-//     Terminal error of Kind Config or Invalid naming the child;
+//     namespace, no duplicates, dependencies among the desired children and
+//     without cycles) before writing anything: a mistake is a Terminal error
+//     of Kind Config or Invalid naming the child;
 //  4. sets a controller reference to the parent and the owner label on a copy
-//     of each desired child and applies it with Env.Applier (server-side
-//     apply as Env.FieldOwner; an unchanged child costs no request);
-//  5. when every apply succeeded, deletes the observed children (labelled
-//     and controlled by this parent, nothing else) that are no longer
-//     desired, with gc.Delete.
+//     of each desired child and, in dependency order, applies it with
+//     Env.Applier (server-side apply as Env.FieldOwner, with Force: see
+//     "Drift"; an unchanged child costs no request), following its
+//     [UpdateStrategy] and leaving alone objects it did not create (see
+//     below);
+//  5. when every desired child is in place, deletes the observed children
+//     (labelled and controlled by this parent, nothing else) that are no
+//     longer desired, with gc.Delete;
+//  6. records at most one Event on the parent, naming the children it
+//     created, adopted, updated, recreated and deleted, and, unless fn set
+//     the parent's conditions itself, summarises the children's readiness
+//     into them (see "Readiness").
 //
-// Watch the child kinds with the controller Builder's Owns so that a change
-// to a child reconciles its parent.
+// The controller Builder watches the child kinds ([Syncer.ChildKinds]) so
+// that a change to a child reconciles its parent; Sync relies on it to
+// notice a child becoming ready. With controller-runtime's own builder, call
+// Owns for each.
+//
+// # Objects Sync did not create
+//
+// Deleting a parent deletes its children (the garbage collector follows
+// their controller references), so Sync never puts its controller reference
+// on an object someone else made: a desired child whose name is taken by an
+// object the parent does not control is refused, and the parent is Stalled
+// with a Terminal error naming the object and its controller. Nothing is
+// written to that object; the other children are still applied, nothing is
+// pruned. Rename the child or remove the object, then touch the parent (the
+// object is not the parent's, so its deletion does not wake the parent; the
+// manager's resync period does, eventually).
+//
+// An object with no controller reference at all (an orphan: created by
+// hand, or left by `kubectl delete --cascade=orphan`) is adopted only with
+// [AdoptOrphans](true), for its kind (wrap the kind's example in [Child]) or
+// for one child. An object controlled by anything else is never adopted. An
+// object controlled by an earlier parent of the same kind and name (deleted
+// and created again) is waited for: the garbage collector is removing it.
+// An object being deleted is waited for too, and then created anew.
+//
+// Sync decides from what it sees: the cache, and for a child the cache does
+// not hold, one live list by name through Env.Reader (a child that was just
+// created may not be in the cache yet; a cache restricted by a label
+// selector does not hold other people's objects; an Env without a Reader
+// relies on the cache alone). Server-side apply has no create-only
+// precondition (metadata.uid in an apply makes it update-only: "uid
+// mismatch ... no existing object was found"), so an object created by
+// someone else between that list and the apply (a window of one round
+// trip) is taken over by the apply. Sync detects it (the API server answers
+// 200 instead of 201, and another field manager wrote the object), removes
+// its controller reference and owner label again at once, and returns a
+// Conflict error naming the object, after which the object is refused as
+// above; the field values it applied stay.
+//
+// # Drift
+//
+// A controller owns its children: Sync applies with apply.Force(true), so
+// after someone edits a field Sync sets (kubectl edit, a script), the next
+// reconcile sets it back, and later changes of the parent keep reaching the
+// child. For the rare field that is meant to be shared, stop setting it, or
+// pass WithApplyOptions(apply.Force(false)): a changed field then fails the
+// apply with a field-manager conflict, as plain server-side apply does.
+//
+// # Update strategies
+//
+// [InPlace] (the default) applies the new version. [Recreate] does too, and
+// when the API server refuses it because a field that cannot change would
+// change, deletes the child and creates the new version once the old one is
+// gone: the parent is Reconciling meanwhile and is reconciled again shortly
+// (no worker waits). [OnDelete] leaves an existing child alone until someone
+// deletes it. Wrap a kind in [Child] to set its strategy, a desired child to
+// override it for that child.
+//
+// # Dependencies
+//
+// A desired child wrapped with [DependsOn] is applied only once the children
+// it depends on are ready by status.ReadinessOf (a Secret as soon as it
+// exists, a Deployment once rolled out): until then the parent is
+// Reconciling, naming the child that waits and what for, and children no
+// longer desired are not pruned. Pruning does not follow dependencies.
+//
+// # Readiness
+//
+// When the parent has conditions (status.Setter) and fn set none of Ready,
+// Reconciling and Stalled itself (conditions fn sets win), Sync summarises
+// its children with status.ReadinessOf: a failed child (a Deployment past
+// its progress deadline, a failed Job) makes the parent Ready=False naming
+// it; a child still rolling out, one waiting for a dependency and one being
+// recreated make it Reconciling, naming the first; when every child is
+// current the framework's Ready=True follows.
+//
+// # Events
+//
+// One Normal event "Synced" per reconcile that changed something, naming
+// the children ("created Deployment.apps shop/web, Service shop/web"),
+// rather than one per child: a rollout of 500 parents with three children
+// records 500 events, not 1,500.
 //
 // # Scope
 //
@@ -92,9 +179,17 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // the cache, the Applier skips children nobody changed since its last apply,
 // pruning is only attempted when an observed child is no longer desired, and
 // the Adapter writes status only when it changed (measured in the tests).
+// Creating a child costs two requests: the live list by name and the apply.
 // Pruning deletes the observed children it already holds (gc.Delete): no
 // second list, no second informer. Unstructured child kinds are read live
 // unless the manager's client caches unstructured objects.
+//
+// # Cleanup
+//
+// [WithFinalize] adds a finalize function: the parent then gets a finalizer
+// and, when it is deleted, the function runs (again, until it reports done)
+// before the finalizer is removed. Without it, a Sync parent gets no
+// finalizer: the garbage collector deletes its children.
 //
 // # Design
 //
@@ -103,26 +198,45 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // without a cluster ([NewChildren]); a sync that must read something else
 // can wrap the Syncer in a [Func]. Children come back typed through the
 // scheme ([ChildOf], [ChildrenOf]) rather than as JSON, since Go operators
-// hold typed objects. Mistakes in the desired set are Terminal: the same
-// code computes the same set again, so retrying only repeats the error,
-// while Stalled=True shows it on the parent. Pruning waits for every apply
-// to succeed, so a child renamed to a name that fails to apply does not
-// leave the parent with neither. Sync returns the concrete *Syncer (kopgo
-// returns concrete types); it never panics: its own mistakes (no kinds, a
-// nil function) are Terminal Config errors of every Reconcile.
+// hold typed objects. Per-child options travel in a wrapper ([Child]) rather
+// than in annotations, which would reach the API server. Mistakes in the
+// desired set are Terminal: the same code computes the same set again, so
+// retrying only repeats the error, while Stalled=True shows it on the
+// parent. Pruning waits for every desired child to be in place, so a child
+// renamed to a name that fails to apply does not leave the parent with
+// neither. Sync returns the concrete *Syncer (kopgo returns concrete types);
+// it never panics: its own mistakes (no kinds, a nil function, a finalize
+// function for another type) are Terminal Config errors of every Reconcile.
 func Sync[T client.Object](childKinds []client.Object, fn SyncFunc[T], opts ...SyncOption) *Syncer[T] {
-	s := &Syncer[T]{kinds: slices.Clone(childKinds), fn: fn}
+	s := &Syncer[T]{fn: fn}
+	for _, k := range childKinds {
+		obj, o := unwrapChild(k)
+		s.kinds = append(s.kinds, obj)
+		s.kindOpts = append(s.kindOpts, o)
+	}
 	for _, o := range opts {
 		o(&s.opts)
+	}
+	switch f := s.opts.finalize.(type) {
+	case nil:
+	case func(context.Context, T, Children) error:
+		s.finalize = f
+	default:
+		var zero T
+		s.configErr = koperrors.Errorf(koperrors.Config, "WithFinalize: the function takes %T, not this Sync's parent type %T", f, zero)
 	}
 	return s
 }
 
-// Syncer is the [Reconciler] that [Sync] returns.
+// Syncer is the [Reconciler] that [Sync] returns. With [WithFinalize] it is
+// also a [Finalizer].
 type Syncer[T client.Object] struct {
-	kinds []client.Object
-	fn    SyncFunc[T]
-	opts  SyncOptions
+	kinds     []client.Object
+	kindOpts  []ChildOptions
+	fn        SyncFunc[T]
+	finalize  func(context.Context, T, Children) error
+	configErr error
+	opts      SyncOptions
 }
 
 // SyncOptions configure [Sync]. Every field has a working default.
@@ -130,12 +244,16 @@ type SyncOptions struct {
 	// OwnerLabel is the key of the label naming the parent on every child.
 	// Default: see "Owner label" in [Sync].
 	OwnerLabel string
-	// Apply are the options of every child's apply, such as apply.Force(true)
-	// to take over fields another field manager owns.
+	// Apply are options of every child's apply, after apply.Force(true):
+	// apply.Force(false) shares fields with other field managers instead of
+	// taking them back (see "Drift" in [Sync]).
 	Apply []apply.ApplyOption
-	// Prune are the options of the deletion of children no longer desired,
-	// such as gc.Propagation(metav1.DeletePropagationForeground).
+	// Prune are the options of the deletion of children no longer desired
+	// and of children being recreated, such as
+	// gc.Propagation(metav1.DeletePropagationForeground).
 	Prune []gc.Option
+
+	finalize any // see WithFinalize
 }
 
 // SyncOption configures [Sync].
@@ -160,6 +278,7 @@ type childKind struct {
 	gvk        schema.GroupVersionKind
 	example    client.Object
 	namespaced bool
+	defaults   ChildOptions
 }
 
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
@@ -167,33 +286,22 @@ type childKind struct {
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 	po := koperrors.ObjectOf(parent)
 	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
-	if s.fn == nil {
-		return fail(koperrors.Terminal(koperrors.Errorf(koperrors.Config, "sync function is nil")))
-	}
-	if env == nil || env.Client == nil || env.Scheme == nil || env.Applier == nil {
-		return fail(koperrors.Terminal(koperrors.Errorf(koperrors.Config,
-			"env needs a client, a scheme and an applier (build it with EnvFromManager)")))
-	}
-	if parent.GetUID() == "" {
-		return fail(koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "parent has no UID: it must be read from the API server")))
-	}
-	kinds, err := s.resolveKinds(parent, env)
+	kinds, labelKey, err := s.setup(parent, env)
 	if err != nil {
 		return fail(err)
 	}
-	labelKey, err := s.ownerLabel(parent, env.Scheme)
+	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
 		return fail(err)
-	}
-	if _, err := owners.OwnerLabel(labelKey, parent); err != nil {
-		return fail(koperrors.Terminal(err))
 	}
 
-	observed, err := s.observe(ctx, parent, env, kinds, labelKey)
-	if err != nil {
-		return fail(err)
+	setter, hasStatus := any(parent).(status.Setter)
+	var held heldConditions
+	if hasStatus {
+		held = holdConditions(setter)
 	}
 	desired, err := s.fn(ctx, parent, observed)
+	fnSetConditions := hasStatus && held.release(setter)
 	requeue := err
 	if err != nil && !koperrors.IsRequeueOnly(err) {
 		// The user's error as is: its message lands in the parent's own
@@ -205,32 +313,65 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		return fail(err)
 	}
 
-	logger := log.FromContext(ctx)
-	var errs []error
+	r := newSyncRun(s, parent, env, labelKey, byRef)
 	for _, c := range children {
-		res, err := env.Applier.Apply(ctx, c.obj, s.opts.Apply...)
-		if err != nil {
-			errs = append(errs, err) // names the child already
-			continue
-		}
-		switch res.Outcome {
-		case apply.Created:
-			logger.V(1).Info("Created child", "child", c.ref.String())
-			recordNormal(env, parent, res.Object(), "Created", "created "+c.ref.String())
-		case apply.Updated:
-			logger.V(1).Info("Updated child", "child", c.ref.String())
-		}
+		r.sync(ctx, c)
 	}
-	if len(errs) > 0 {
+	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.waits) == 0 {
 		// Keep the children that are going away until their replacements
 		// are in place: a rename that fails to apply must not leave nothing.
+		r.prune(ctx, children)
+	}
+	r.recordEvent()
+	if hasStatus && !fnSetConditions {
+		r.summarise(setter)
+	}
+	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
 		return fail(koperrors.Join(errs...))
 	}
-	if err := s.prune(ctx, parent, env, observed, children); err != nil {
-		return fail(err)
+	if r.requeue > 0 {
+		if d, ok := koperrors.RequeueAfterOf(requeue); !ok || r.requeue < d {
+			return koperrors.RequeueAfter(nil, r.requeue)
+		}
 	}
 	return requeue
 }
+
+// setup resolves the declared kinds and the owner label key, refusing what
+// cannot work.
+func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
+	if s.configErr != nil {
+		return nil, "", koperrors.Terminal(s.configErr)
+	}
+	if s.fn == nil {
+		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config, "sync function is nil"))
+	}
+	if env == nil || env.Client == nil || env.Scheme == nil || env.Applier == nil {
+		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+			"env needs a client, a scheme and an applier (build it with EnvFromManager)"))
+	}
+	if parent.GetUID() == "" {
+		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "parent has no UID: it must be read from the API server"))
+	}
+	kinds, err := s.resolveKinds(parent, env)
+	if err != nil {
+		return nil, "", err
+	}
+	labelKey, err := s.ownerLabel(parent, env.Scheme)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := owners.OwnerLabel(labelKey, parent); err != nil {
+		return nil, "", koperrors.Terminal(err)
+	}
+	return kinds, labelKey, nil
+}
+
+// ChildKinds returns the declared child kinds, one example object each (as
+// given to [Sync], without [Child]'s wrapper): the controller Builder
+// watches them (Owns) so that a change to a child reconciles its parent.
+// The slice is a copy.
+func (s *Syncer[T]) ChildKinds() []client.Object { return slices.Clone(s.kinds) }
 
 // resolveKinds maps the declared child kinds to GVKs and scopes, refusing
 // what a parent of this scope cannot own.
@@ -240,10 +381,11 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 	}
 	kinds := make([]childKind, 0, len(s.kinds))
 	seen := map[schema.GroupKind]bool{}
-	for _, ex := range s.kinds {
+	for i, ex := range s.kinds {
 		if ex == nil {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "a declared child kind is nil"))
 		}
+		defaults := s.kindOpts[i]
 		gvk, err := apiutil.GVKForObject(ex, env.Scheme)
 		if err != nil || gvk.Kind == "" {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "child kind %T: not in the scheme (or, unstructured, without apiVersion and kind): %v", ex, err))
@@ -252,6 +394,10 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "child kind %s declared twice", gvk.GroupKind()))
 		}
 		seen[gvk.GroupKind()] = true
+		if len(defaults.DependsOn) > 0 {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+				"child kind %s: DependsOn names children, not kinds: wrap the desired child with it", gvk.GroupKind()))
+		}
 		namespaced, err := env.Client.IsObjectNamespaced(ex)
 		if err != nil {
 			// An unknown kind is Invalid (not served); a discovery failure
@@ -262,7 +408,7 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
 				"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", gvk.GroupKind()))
 		}
-		kinds = append(kinds, childKind{gvk: gvk, example: ex, namespaced: namespaced})
+		kinds = append(kinds, childKind{gvk: gvk, example: ex, namespaced: namespaced, defaults: defaults})
 	}
 	return kinds, nil
 }
@@ -285,62 +431,84 @@ func (s *Syncer[T]) ownerLabel(parent T, scheme *runtime.Scheme) (string, error)
 }
 
 // observe lists the children of each declared kind that carry the parent's
-// label and are controlled by it.
-func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string) (Children, error) {
+// label and are controlled by it, as Children and by ref.
+func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string) (Children, map[owners.ObjectRef]client.Object, error) {
 	ch := Children{scheme: env.Scheme, byKind: make(map[schema.GroupKind][]client.Object, len(kinds))}
+	byRef := map[owners.ObjectRef]client.Object{}
 	for _, k := range kinds {
-		list, err := newList(env.Scheme, k)
-		if err != nil {
-			return Children{}, err
-		}
+		list := newList(env.Scheme, k)
 		opts := []client.ListOption{client.MatchingLabels{labelKey: parent.GetName()}}
 		if k.namespaced && parent.GetNamespace() != "" {
 			opts = append(opts, client.InNamespace(parent.GetNamespace()))
 		}
 		if err := env.Client.List(ctx, list, opts...); err != nil {
-			return Children{}, koperrors.Wrap(err, "list children", koperrors.Object{GroupVersionKind: k.gvk, Namespace: parent.GetNamespace()})
+			return Children{}, nil, koperrors.Wrap(err, "list children", koperrors.Object{GroupVersionKind: k.gvk, Namespace: parent.GetNamespace()})
 		}
 		objs := []client.Object{}
-		err = apimeta.EachListItem(list, func(o runtime.Object) error {
+		err := apimeta.EachListItem(list, func(o runtime.Object) error {
 			obj, ok := o.(client.Object)
 			if ok && metav1.IsControlledBy(obj, parent) {
 				objs = append(objs, obj)
+				byRef[refFor(k.gvk, obj.GetNamespace(), obj.GetName())] = obj
 			}
 			return nil
 		})
 		if err != nil {
-			return Children{}, koperrors.WrapKind(koperrors.Internal, err, "list children", koperrors.Object{GroupVersionKind: k.gvk})
+			return Children{}, nil, koperrors.WrapKind(koperrors.Internal, err, "list children", koperrors.Object{GroupVersionKind: k.gvk})
 		}
 		ch.byKind[k.gvk.GroupKind()] = sortByKey(objs)
 	}
-	return ch, nil
+	return ch, byRef, nil
+}
+
+// refFor is the ref of the object of kind gvk named namespace/name.
+func refFor(gvk schema.GroupVersionKind, namespace, name string) owners.ObjectRef {
+	return owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
 }
 
 // newList returns an empty list for kind k: typed when the scheme knows the
 // list type and k was declared typed, unstructured otherwise.
-func newList(scheme *runtime.Scheme, k childKind) (client.ObjectList, error) {
+func newList(scheme *runtime.Scheme, k childKind) client.ObjectList {
 	listGVK := k.gvk.GroupVersion().WithKind(k.gvk.Kind + "List")
 	if _, isU := k.example.(runtime.Unstructured); !isU {
 		if o, err := scheme.New(listGVK); err == nil {
 			if l, ok := o.(client.ObjectList); ok {
-				return l, nil
+				return l
 			}
 		}
 	}
 	l := &unstructured.UnstructuredList{}
 	l.SetGroupVersionKind(listGVK)
-	return l, nil
+	return l
+}
+
+// newObject returns an empty object of kind k, typed or unstructured as
+// [newList] decides.
+func newObject(scheme *runtime.Scheme, k childKind) client.Object {
+	if _, isU := k.example.(runtime.Unstructured); !isU {
+		if o, err := scheme.New(k.gvk); err == nil {
+			if obj, ok := o.(client.Object); ok {
+				return obj
+			}
+		}
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(k.gvk)
+	return u
 }
 
 // preparedChild is a desired child ready to apply.
 type preparedChild struct {
-	obj client.Object
-	ref owners.ObjectRef
+	obj  client.Object
+	ref  owners.ObjectRef
+	kind childKind
+	opts ChildOptions
+	deps []owners.ObjectRef
 }
 
 // prepare checks the desired children and returns copies carrying the
-// controller reference and the owner label. Nothing is applied unless every
-// child passes.
+// controller reference and the owner label, in dependency order. Nothing is
+// applied unless every child passes.
 func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind, labelKey string, desired []client.Object) ([]preparedChild, error) {
 	byGK := make(map[schema.GroupKind]childKind, len(kinds))
 	declared := make([]string, 0, len(kinds))
@@ -351,6 +519,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 	seen := owners.RefSet{}
 	out := make([]preparedChild, 0, len(desired))
 	for i, d := range desired {
+		d, opts := unwrapChild(d)
 		if d == nil {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d is nil", i))
 		}
@@ -373,7 +542,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 			return nil, err
 		}
 		name.Namespace = child.GetNamespace()
-		ref := owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: child.GetNamespace(), Name: child.GetName()}
+		ref := refFor(gvk, child.GetNamespace(), child.GetName())
 		if seen.Has(ref) {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s is returned twice", name))
 		}
@@ -384,7 +553,98 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		if err := owners.SetController(parent, child, scheme); err != nil {
 			return nil, koperrors.Terminal(err)
 		}
-		out = append(out, preparedChild{obj: child, ref: ref})
+		out = append(out, preparedChild{obj: child, ref: ref, kind: k, opts: opts.over(k.defaults)})
+	}
+	if err := resolveDependencies(parent, scheme, byGK, out); err != nil {
+		return nil, err
+	}
+	return dependencyOrder(out)
+}
+
+// resolveDependencies turns each child's DependsOn objects into refs of
+// other desired children.
+func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild) error {
+	want := owners.RefSet{}
+	for _, c := range children {
+		want.Add(c.ref)
+	}
+	for i := range children {
+		c := &children[i]
+		for _, d := range c.opts.DependsOn {
+			d, _ := unwrapChild(d)
+			if d == nil {
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on nil", c.ref))
+			}
+			gvk, err := apiutil.GVKForObject(d, scheme)
+			if err != nil || gvk.Kind == "" {
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on a %T: kind not in the scheme: %v", c.ref, d, err))
+			}
+			ns := d.GetNamespace()
+			if k, ok := byGK[gvk.GroupKind()]; ok && k.namespaced && ns == "" {
+				ns = parent.GetNamespace()
+			}
+			dep := refFor(gvk, ns, d.GetName())
+			switch {
+			case dep == c.ref:
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on itself", c.ref))
+			case !want.Has(dep):
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+					"desired child %s depends on %s, which is not a desired child: DependsOn names children the sync function returns", c.ref, dep))
+			}
+			if !slices.Contains(c.deps, dep) {
+				c.deps = append(c.deps, dep)
+			}
+		}
+	}
+	return nil
+}
+
+// dependencyOrder orders children so that each comes after the children it
+// depends on, keeping the sync function's order otherwise; a cycle is a
+// Terminal Config error naming it.
+func dependencyOrder(children []preparedChild) ([]preparedChild, error) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := make(map[owners.ObjectRef]int, len(children))
+	index := make(map[owners.ObjectRef]int, len(children))
+	for i, c := range children {
+		index[c.ref] = i
+	}
+	out := make([]preparedChild, 0, len(children))
+	var path []owners.ObjectRef
+	var visit func(i int) error
+	visit = func(i int) error {
+		c := children[i]
+		switch state[c.ref] {
+		case done:
+			return nil
+		case visiting:
+			at := slices.Index(path, c.ref)
+			cycle := make([]string, 0, len(path)-at+1)
+			for _, r := range append(path[at:], c.ref) {
+				cycle = append(cycle, r.String())
+			}
+			return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired children depend on each other in a cycle: %s", strings.Join(cycle, " -> ")))
+		}
+		state[c.ref] = visiting
+		path = append(path, c.ref)
+		for _, d := range c.deps {
+			if err := visit(index[d]); err != nil {
+				return err
+			}
+		}
+		path = path[:len(path)-1]
+		state[c.ref] = done
+		out = append(out, c)
+		return nil
+	}
+	for i := range children {
+		if err := visit(i); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -411,58 +671,4 @@ func checkNamespace(parent, child client.Object, k childKind, name koperrors.Obj
 			"desired child %s: in namespace %q, not its parent's %q: owner references do not cross namespaces", name, cns, pns))
 	}
 	return nil
-}
-
-// prune deletes the observed children that are no longer desired. They
-// were listed labelled and controlled by the parent already, so gc.Delete
-// deletes them as they are (UID preconditions, owned finalizers), with no
-// second list. Nothing is sent when every observed child is still desired.
-func (s *Syncer[T]) prune(ctx context.Context, parent T, env *Env, observed Children, desired []preparedChild) error {
-	want := owners.RefSet{}
-	for _, d := range desired {
-		want.Add(d.ref)
-	}
-	var stale []client.Object
-	for _, objs := range observed.byKind {
-		for _, o := range objs {
-			gvk, err := apiutil.GVKForObject(o, env.Scheme)
-			if err != nil {
-				return koperrors.WrapKind(koperrors.Internal, err, "prune", koperrors.ObjectOf(o))
-			}
-			if !want.Has(owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: o.GetNamespace(), Name: o.GetName()}) {
-				stale = append(stale, o)
-			}
-		}
-	}
-	if len(stale) == 0 {
-		return nil
-	}
-	res, err := gc.Delete(ctx, env.Client, stale, s.opts.Prune...)
-	logger := log.FromContext(ctx)
-	for _, r := range res.Deleted {
-		env.Applier.Forget(refObject(r))
-		logger.V(1).Info("Deleted child", "child", r.String(), "parent", klog.KObj(parent))
-		recordNormal(env, parent, refObject(r), "Deleted", "deleted "+r.String()+": no longer desired")
-	}
-	for _, st := range res.Stuck {
-		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
-	}
-	return err
-}
-
-// refObject returns a metadata-only object naming r, for Applier.Forget.
-func refObject(r gc.Ref) client.Object {
-	o := &metav1.PartialObjectMetadata{}
-	o.SetGroupVersionKind(r.GroupVersionKind)
-	o.SetNamespace(r.Namespace)
-	o.SetName(r.Name)
-	return o
-}
-
-// recordNormal records an event about parent whose related object is the
-// child, so that events about different children never fold into one.
-func recordNormal(env *Env, parent, child client.Object, reason, note string) {
-	if env.Recorder != nil {
-		observability.NormalRelated(env.Recorder, parent, child, reason, "Sync", note)
-	}
 }

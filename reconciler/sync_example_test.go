@@ -3,11 +3,15 @@ package reconciler_test
 import (
 	"context"
 	"fmt"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
@@ -49,4 +53,62 @@ func ExampleNewChildren() {
 	// a
 	// b
 	// true
+}
+
+// Per-child options travel in a wrapper, never in the object: the
+// migration Job is recreated when its template changes (Jobs refuse that
+// change in place), the Deployment waits until the Secret and the Job are
+// ready (the Job complete), and the Secret, created by hand before the
+// operator existed, is adopted.
+func ExampleChild() {
+	r := reconciler.Sync(
+		[]client.Object{&appsv1.Deployment{}, &corev1.Secret{}, reconciler.Child(&batchv1.Job{}, reconciler.Recreate)},
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
+			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-db"}}
+			migrate := migrationJob(w)
+			return []client.Object{
+				reconciler.Child(secret, reconciler.AdoptOrphans(true)),
+				migrate,
+				reconciler.Child(appDeployment(w), reconciler.DependsOn{secret, migrate}),
+			}, nil
+		})
+	fmt.Println(len(r.ChildKinds()), "child kinds to watch")
+	// Output:
+	// 3 child kinds to watch
+}
+
+// A finalize function cleans up what the garbage collector cannot (here,
+// an external record), and reports "not done yet" as a plain requeue.
+func ExampleWithFinalize() {
+	var external map[string]bool // an external system, for the example
+	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
+		func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) { return nil, nil },
+		reconciler.WithFinalize(func(_ context.Context, w *widget.Widget, _ reconciler.Children) error {
+			if external[w.Name] {
+				delete(external, w.Name)                           // idempotent: may run again
+				return koperrors.RequeueAfter(nil, 10*time.Second) // come back to check it is gone
+			}
+			return nil // done: the finalizer is removed
+		}))
+	var _ reconciler.Finalizer[*widget.Widget] = r
+}
+
+func migrationJob(w *widget.Widget) *batchv1.Job {
+	return &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-migrate"}, Spec: batchv1.JobSpec{
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "migrate", Image: "example.com/migrate:1"}},
+		}},
+	}}
+}
+
+func appDeployment(w *widget.Widget) *appsv1.Deployment {
+	labels := map[string]string{"app": w.Name}
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: w.Name}, Spec: appsv1.DeploymentSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
+		},
+	}}
 }

@@ -211,16 +211,14 @@ func TestSyncCreatesChildrenWithOwnerReferenceAndLabel(t *testing.T) {
 	if w.Status.Phase != "Synced" || !status.IsReady(w) {
 		t.Errorf("parent status = %+v, want phase Synced and Ready", w.Status)
 	}
-	var created []string
+	// One event for the reconcile, naming both children, not one per child.
+	var notes []string
 	for _, e := range h.events.Events() {
-		if e.Reason == "Created" {
-			created = append(created, e.Note)
-		}
+		notes = append(notes, e.Reason+": "+e.Note)
 	}
-	slices.Sort(created)
-	want := []string{"created ConfigMap " + h.ns + "/w-config", "created Secret " + h.ns + "/w-secret"}
-	if diff := cmp.Diff(want, created); diff != "" {
-		t.Errorf("Created events (-want +got):\n%s", diff)
+	want := []string{"Synced: created ConfigMap " + h.ns + "/w-config, Secret " + h.ns + "/w-secret"}
+	if diff := cmp.Diff(want, notes); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
@@ -249,6 +247,10 @@ func TestSyncDeletesChildNoLongerDesired(t *testing.T) {
 	err := cluster.Client().Get(t.Context(), types.NamespacedName{Namespace: h.ns, Name: "s"}, &corev1.Secret{})
 	if !apierrors.IsNotFound(err) {
 		t.Errorf("Secret s no longer desired: Get = %v, want NotFound", err)
+	}
+	events := h.events.Events()
+	if len(events) != 2 || events[1].Note != "deleted ConfigMap "+h.ns+"/b, Secret "+h.ns+"/s" {
+		t.Errorf("events %v, want the second to name both deletions", events)
 	}
 }
 
@@ -307,18 +309,18 @@ func TestSyncUnchangedSendsNoRequest(t *testing.T) {
 	h.setDesired(func(*widget.Widget) []client.Object {
 		mu.Lock()
 		defer mu.Unlock()
-		return []client.Object{configMap("a", maps.Clone(data)), secret("s")}
+		return []client.Object{configMap("a", maps.Clone(data)), configMap("b", nil), secret("s")}
 	})
 	h.reconcile()
-	a, s := configMap("a", nil), secret("s")
-	a.Namespace, s.Namespace = h.ns, h.ns
-	h.settle(a, s)
+	a, b, s := configMap("a", nil), configMap("b", nil), secret("s")
+	a.Namespace, b.Namespace, s.Namespace = h.ns, h.ns, h.ns
+	h.settle(a, b, s)
 	rv := h.getWidget().ResourceVersion
 
 	h.traffic.Reset()
 	h.reconcile()
 	if n := h.traffic.Requests.Load(); n != 0 {
-		t.Errorf("an unchanged sync sent %d requests, want 0", n)
+		t.Errorf("an unchanged sync of 3 children sent %d requests, want 0", n)
 	}
 	if got := h.getWidget().ResourceVersion; got != rv {
 		t.Errorf("an unchanged sync wrote the parent (resourceVersion %s -> %s)", rv, got)
@@ -336,6 +338,22 @@ func TestSyncUnchangedSendsNoRequest(t *testing.T) {
 	var got corev1.ConfigMap
 	if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(a), &got); err != nil || got.Data["v"] != "2" {
 		t.Errorf("ConfigMap a after the change: %v, data %v; want v=2", err, got.Data)
+	}
+
+	// A new child: a list by name (is the name free?) and its apply.
+	h.settle(a)
+	mu.Lock()
+	data["new"] = "yes"
+	mu.Unlock()
+	h.setDesired(func(*widget.Widget) []client.Object {
+		mu.Lock()
+		defer mu.Unlock()
+		return []client.Object{configMap("a", maps.Clone(data)), configMap("b", nil), configMap("c", nil), secret("s")}
+	})
+	h.traffic.Reset()
+	h.reconcile()
+	if n := h.traffic.Requests.Load(); n != 3 {
+		t.Errorf("a sync creating one child and changing another sent %d requests, want 3", n)
 	}
 }
 
@@ -383,6 +401,17 @@ func TestSyncRefusals(t *testing.T) {
 		{"cluster-scoped child of a namespaced parent", []client.Object{&rbacv1.ClusterRole{}}, nil, nil, koperrors.Config, "ClusterRole.rbac.authorization.k8s.io is cluster-scoped"},
 		{"no kinds", nil, nil, nil, koperrors.Config, "no child kinds"},
 		{"bad label key", []client.Object{&corev1.ConfigMap{}}, nil, []reconciler.SyncOption{reconciler.WithOwnerLabel("not a key")}, koperrors.Invalid, "not a key"},
+		{"dependency not desired", []client.Object{&corev1.ConfigMap{}}, []client.Object{reconciler.Child(configMap("a", nil), reconciler.DependsOn{configMap("b", nil)})}, nil,
+			koperrors.Config, "desired child ConfigMap " + w.Namespace + "/a depends on ConfigMap " + w.Namespace + "/b, which is not a desired child"},
+		{"dependency cycle", []client.Object{&corev1.ConfigMap{}}, []client.Object{
+			reconciler.Child(configMap("a", nil), reconciler.DependsOn{configMap("b", nil)}),
+			reconciler.Child(configMap("b", nil), reconciler.DependsOn{configMap("a", nil)}),
+		}, nil, koperrors.Config, "cycle: ConfigMap " + w.Namespace + "/a -> ConfigMap " + w.Namespace + "/b -> ConfigMap " + w.Namespace + "/a"},
+		{"depends on itself", []client.Object{&corev1.ConfigMap{}}, []client.Object{reconciler.Child(configMap("a", nil), reconciler.DependsOn{configMap("a", nil)})}, nil,
+			koperrors.Config, "depends on itself"},
+		{"DependsOn on a kind", []client.Object{reconciler.Child(&corev1.ConfigMap{}, reconciler.DependsOn{configMap("a", nil)})}, nil, nil, koperrors.Config, "DependsOn names children, not kinds"},
+		{"finalize for another type", []client.Object{&corev1.ConfigMap{}}, nil, []reconciler.SyncOption{reconciler.WithFinalize(
+			func(context.Context, *corev1.Namespace, reconciler.Children) error { return nil })}, koperrors.Config, "WithFinalize: the function takes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,12 +6,15 @@ import (
 	"time"
 
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	testkit.Main(m, testkit.Options{Full: true, Nodes: 2}, func(c *testkit.Cluster) { cluster = c })
+	opts := widget.TestkitOptions() // Widget parents for the Sync tests
+	opts.Full, opts.Nodes = true, 2
+	testkit.Main(m, opts, func(c *testkit.Cluster) { cluster = c })
 }
 
 // eventually polls cond until it returns nil or the timeout passes.

@@ -1,0 +1,359 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/kopgo/kopgo/apply"
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/gc"
+	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/status"
+)
+
+// deletionPoll is how soon a parent waiting for a child to be deleted is
+// reconciled again, should the child's deletion event not come first.
+const deletionPoll = 2 * time.Second
+
+// The verbs of the Synced event, in the order the event names them.
+const (
+	verbCreated   = "created"
+	verbAdopted   = "adopted"
+	verbUpdated   = "updated"
+	verbRecreated = "deleted to recreate"
+	verbDeleted   = "deleted"
+)
+
+var verbs = []string{verbCreated, verbAdopted, verbUpdated, verbRecreated, verbDeleted}
+
+// childWait is a desired child Sync did not apply this time, and why.
+type childWait struct{ reason, message string }
+
+// syncRun is one Reconcile's work on the desired children, and its outcome.
+type syncRun[T client.Object] struct {
+	s          *Syncer[T]
+	parent     T
+	parentGVK  schema.GroupVersionKind
+	env        *Env
+	labelKey   string
+	observed   map[owners.ObjectRef]client.Object
+	applyOpts  []apply.ApplyOption
+	fieldOwner string
+
+	ready       map[owners.ObjectRef]bool
+	failed      []string // readiness messages
+	progressing []string
+	waits       []childWait
+	changes     map[string][]string // verb -> children
+	errs        []error
+	refusals    []error
+	requeue     time.Duration
+}
+
+func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[owners.ObjectRef]client.Object) *syncRun[T] {
+	r := &syncRun[T]{
+		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
+		applyOpts: append([]apply.ApplyOption{apply.Force(true)}, s.opts.Apply...),
+		ready:     map[owners.ObjectRef]bool{},
+		changes:   map[string][]string{},
+	}
+	o := apply.ApplyOptions{FieldOwner: env.Applier.FieldOwner()}
+	for _, opt := range r.applyOpts {
+		opt.ApplyToApplyOptions(&o)
+	}
+	r.fieldOwner = o.FieldOwner
+	r.parentGVK, _ = apiutil.GVKForObject(parent, env.Scheme) // known: setup derived the label from it
+	return r
+}
+
+// sync brings one desired child to its desired state, or records why not.
+func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
+	for _, d := range c.deps {
+		if !r.ready[d] {
+			r.wait("WaitingForDependency", fmt.Sprintf("%s waits for %s to be ready", c.ref, d), 0)
+			return
+		}
+	}
+	existing, looked, err := r.find(ctx, c)
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	if existing == nil {
+		r.create(ctx, c, looked)
+		return
+	}
+	if existing.GetDeletionTimestamp() != nil {
+		r.wait("WaitingForDeletion", fmt.Sprintf("%s is being deleted; it is created again once it is gone", c.ref), deletionPoll)
+		return
+	}
+	ctrl := metav1.GetControllerOf(existing)
+	switch {
+	case ctrl != nil && ctrl.UID == r.parent.GetUID():
+		// Ours.
+	case ctrl != nil && r.earlierParent(ctrl):
+		r.wait("WaitingForDeletion", fmt.Sprintf("%s is controlled by an earlier %s %s, since deleted: waiting for the garbage collector to remove it",
+			c.ref, ctrl.Kind, ctrl.Name), deletionPoll)
+		return
+	case ctrl != nil:
+		r.refusals = append(r.refusals, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
+			"desired child %s: the object of that name is controlled by %s %s (uid %s), not by this %s: Sync never takes over an object it did not create; rename the child or remove that object",
+			c.ref, ctrl.Kind, ctrl.Name, ctrl.UID, r.parentGVK.Kind)))
+		return
+	case !c.opts.AdoptOrphans:
+		r.refusals = append(r.refusals, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
+			"desired child %s: the object of that name has no controller and Sync never takes over an object it did not create; adopt it with reconciler.AdoptOrphans(true), rename the child or remove that object",
+			c.ref)))
+		return
+	default:
+		r.update(ctx, c, existing, verbAdopted)
+		return
+	}
+	if c.opts.Update == OnDelete {
+		r.current(c, existing)
+		return
+	}
+	r.update(ctx, c, existing, verbUpdated)
+}
+
+// find returns the object of c's name: the observed child, else the
+// cache's object, else (when the cache has none, and Env.Reader is set)
+// the API server's, with one list by name (a list, not a get, so that the
+// operator needs no permission beyond list). nil when there is none;
+// looked reports that the API server said so.
+func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Object, looked bool, err error) {
+	if o, ok := r.observed[c.ref]; ok {
+		return o, false, nil
+	}
+	scheme := r.env.Scheme
+	obj = newObject(scheme, c.kind)
+	err = r.env.Client.Get(ctx, c.ref.Key(), obj)
+	switch {
+	case err == nil:
+		return obj, false, nil
+	case !apierrors.IsNotFound(err):
+		log.FromContext(ctx).V(1).Info("Cache read failed, reading the API server", "child", c.ref.String(), "error", err.Error())
+	}
+	if r.env.Reader == nil {
+		return nil, false, nil
+	}
+	list := newList(scheme, c.kind)
+	opts := []client.ListOption{client.MatchingFields{"metadata.name": c.ref.Name}}
+	if c.ref.Namespace != "" {
+		opts = append(opts, client.InNamespace(c.ref.Namespace))
+	}
+	if err := r.env.Reader.List(ctx, list, opts...); err != nil {
+		return nil, false, koperrors.Wrap(err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+	}
+	var found client.Object
+	err = apimeta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok && obj.GetName() == c.ref.Name {
+			found = obj
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, false, koperrors.WrapKind(koperrors.Internal, err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+	}
+	return found, true, nil
+}
+
+// earlierParent reports whether ctrl names a parent of this one's kind and
+// name with another UID: this parent's predecessor, deleted (names are
+// unique), whose children the garbage collector is removing.
+func (r *syncRun[T]) earlierParent(ctrl *metav1.OwnerReference) bool {
+	gv, err := schema.ParseGroupVersion(ctrl.APIVersion)
+	return err == nil && gv.Group == r.parentGVK.Group && ctrl.Kind == r.parentGVK.Kind && ctrl.Name == r.parent.GetName()
+}
+
+// create applies a child that neither the cache nor (looked) the API
+// server had a moment ago. Server-side apply has no create-only
+// precondition, so an object created by someone else in between is taken
+// over by the apply: the 200 (not 201) and another field manager on the
+// object tell, and disown undoes the takeover, unless the child may adopt
+// orphans (an object with another controller fails the apply: two
+// controller references are invalid). Without looked, the absence is the
+// cache's word, which lags behind our own creations, so a 200 proves
+// nothing and nothing is undone.
+func (r *syncRun[T]) create(ctx context.Context, c preparedChild, looked bool) {
+	res, err := r.env.Applier.Apply(ctx, c.obj, r.applyOpts...)
+	if err != nil {
+		r.errs = append(r.errs, err)
+		return
+	}
+	if looked && res.Outcome != apply.Created && !c.opts.AdoptOrphans {
+		if other := otherManager(res.Object(), r.fieldOwner); other != "" {
+			r.errs = append(r.errs, r.disown(ctx, c, other))
+			return
+		}
+	}
+	switch res.Outcome {
+	case apply.Created:
+		r.changed(verbCreated, c.ref)
+	case apply.Updated:
+		r.changed(verbUpdated, c.ref)
+	}
+	r.current(c, res.Object())
+}
+
+// otherManager returns a field manager other than ours that wrote obj
+// (its main resource, not its status), or "".
+func otherManager(obj client.Object, ours string) string {
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager != ours && m.Subresource == "" {
+			return m.Manager
+		}
+	}
+	return ""
+}
+
+// disown removes the controller reference and the owner label that the
+// apply of c just put on an object someone else created, by applying c
+// without them (server-side apply removes what its field manager no longer
+// sets and nobody else does), and returns the error that reports it.
+func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) error {
+	intent := c.obj.DeepCopyObject().(client.Object)
+	refs := intent.GetOwnerReferences()
+	kept := refs[:0]
+	for _, o := range refs {
+		if o.UID != r.parent.GetUID() {
+			kept = append(kept, o)
+		}
+	}
+	intent.SetOwnerReferences(kept)
+	labels := intent.GetLabels()
+	delete(labels, r.labelKey)
+	intent.SetLabels(labels)
+	_, err := r.env.Applier.Apply(ctx, intent, r.applyOpts...)
+	if err != nil {
+		err = fmt.Errorf("removing the controller reference again failed: %w", err)
+	} else {
+		err = koperrors.New("its controller reference was removed again")
+	}
+	log.FromContext(ctx).Info("Desired child appeared while Sync created it", "child", c.ref.String(), "fieldManager", other, "parent", klog.KObj(r.parent))
+	return koperrors.WrapKind(koperrors.Conflict, fmt.Errorf(
+		"desired child %s: an object of that name was created by %q while Sync was creating it, and Sync's apply took it over; %w",
+		c.ref, other, err), "sync child", koperrors.Object{})
+}
+
+// update applies c to an existing child, recreating it when c's strategy
+// says so and the API server refuses the change as immutable.
+func (r *syncRun[T]) update(ctx context.Context, c preparedChild, existing client.Object, verb string) {
+	res, err := r.env.Applier.Apply(ctx, c.obj, r.applyOpts...)
+	if err != nil {
+		if c.opts.Update == Recreate && immutable(err) {
+			r.recreate(ctx, c, existing, err)
+			return
+		}
+		r.errs = append(r.errs, err)
+		return
+	}
+	if res.Outcome == apply.Unchanged {
+		// Nothing was sent: the object as read is the object as it is,
+		// and converting the Applier's copy would only cost time.
+		r.current(c, existing)
+		return
+	}
+	r.changed(verb, c.ref)
+	r.current(c, res.Object())
+}
+
+// recreate deletes existing (UID precondition) so that a later reconcile
+// creates c anew.
+func (r *syncRun[T]) recreate(ctx context.Context, c preparedChild, existing client.Object, cause error) {
+	res, err := gc.Delete(ctx, r.env.Client, []client.Object{existing}, r.s.opts.Prune...)
+	for _, d := range res.Deleted {
+		r.env.Applier.Forget(refObject(d))
+	}
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("recreate %s: %w", c.ref, err))
+		return
+	}
+	log.FromContext(ctx).V(1).Info("Deleted child to recreate it", "child", c.ref.String(), "cause", cause.Error())
+	r.changed(verbRecreated, c.ref)
+	r.wait("Recreating", fmt.Sprintf("%s is being recreated: %s", c.ref, immutableCauses(cause)), deletionPoll)
+}
+
+// current records the readiness of child c as it now is.
+func (r *syncRun[T]) current(c preparedChild, obj client.Object) {
+	rd := status.ReadinessOf(obj)
+	r.ready[c.ref] = rd.Ready()
+	switch rd.State {
+	case status.StateFailed:
+		r.failed = append(r.failed, rd.Message)
+	case status.StateInProgress, status.StateTerminating:
+		r.progressing = append(r.progressing, rd.Message)
+	}
+}
+
+func (r *syncRun[T]) wait(reason, message string, poll time.Duration) {
+	r.waits = append(r.waits, childWait{reason: reason, message: message})
+	if poll > 0 && (r.requeue == 0 || poll < r.requeue) {
+		r.requeue = poll
+	}
+}
+
+func (r *syncRun[T]) changed(verb string, ref owners.ObjectRef) {
+	r.changes[verb] = append(r.changes[verb], ref.String())
+}
+
+// prune deletes the observed children that are no longer desired. They
+// were listed labelled and controlled by the parent already, so gc.Delete
+// deletes them as they are (UID preconditions, owned finalizers), with no
+// second list. Nothing is sent when every observed child is still desired.
+func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
+	want := owners.RefSet{}
+	for _, d := range desired {
+		want.Add(d.ref)
+	}
+	var refs []owners.ObjectRef
+	for ref := range r.observed {
+		if !want.Has(ref) {
+			refs = append(refs, ref)
+		}
+	}
+	if len(refs) == 0 {
+		return
+	}
+	slices.SortFunc(refs, owners.ObjectRef.Compare)
+	stale := make([]client.Object, len(refs))
+	for i, ref := range refs {
+		stale[i] = r.observed[ref]
+	}
+	res, err := gc.Delete(ctx, r.env.Client, stale, r.s.opts.Prune...)
+	logger := log.FromContext(ctx)
+	for _, d := range res.Deleted {
+		r.env.Applier.Forget(refObject(d))
+		logger.V(1).Info("Deleted child", "child", d.String(), "parent", klog.KObj(r.parent))
+		r.changes[verbDeleted] = append(r.changes[verbDeleted], owners.ObjectRef{
+			Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name,
+		}.String())
+	}
+	for _, st := range res.Stuck {
+		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
+	}
+	if err != nil {
+		r.errs = append(r.errs, err)
+	}
+}
+
+// refObject returns a metadata-only object naming r, for Applier.Forget.
+func refObject(r gc.Ref) client.Object {
+	o := &metav1.PartialObjectMetadata{}
+	o.SetGroupVersionKind(r.GroupVersionKind)
+	o.SetNamespace(r.Namespace)
+	o.SetName(r.Name)
+	return o
+}

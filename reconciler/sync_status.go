@@ -1,0 +1,197 @@
+package reconciler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/status"
+)
+
+// maxNote is the longest event note the API server accepts
+// (events.k8s.io/v1: 1 kB).
+const maxNote = 1024
+
+// recordEvent records the one event of this reconcile: what it changed.
+func (r *syncRun[T]) recordEvent() {
+	var parts []string
+	for _, v := range verbs {
+		if refs := r.changes[v]; len(refs) > 0 {
+			parts = append(parts, v+" "+strings.Join(refs, ", "))
+		}
+	}
+	if len(parts) == 0 || r.env.Recorder == nil {
+		return
+	}
+	r.env.Recorder.Normal(r.parent, "Synced", "Sync", cutNote(strings.Join(parts, "; ")))
+}
+
+// cutNote shortens a note to maxNote bytes at a child boundary.
+func cutNote(note string) string {
+	const more = " and more"
+	if len(note) <= maxNote {
+		return note
+	}
+	cut := note[:maxNote-len(more)]
+	if i := strings.LastIndexAny(cut, ",;"); i > 0 {
+		cut = cut[:i]
+	}
+	return cut + more
+}
+
+// summarise sets the parent's Ready/Reconciling from its children: a
+// failed child makes it Ready=False, a waiting or converging one
+// Reconciling; otherwise it leaves them to the Adapter (Ready=True).
+func (r *syncRun[T]) summarise(parent status.Setter) {
+	switch {
+	case len(r.failed) > 0:
+		status.MarkNotReady(parent, "ChildFailed", listSome(r.failed))
+	case len(r.waits) > 0:
+		msgs := make([]string, len(r.waits))
+		for i, w := range r.waits {
+			msgs[i] = w.message
+		}
+		status.MarkReconciling(parent, r.waits[0].reason, listSome(msgs))
+	case len(r.progressing) > 0:
+		status.MarkReconciling(parent, "ChildProgressing", listSome(r.progressing))
+	}
+}
+
+// listSome joins the first three messages and counts the rest.
+func listSome(msgs []string) string {
+	const some = 3
+	if len(msgs) <= some {
+		return strings.Join(msgs, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(msgs[:some], "; "), len(msgs)-some)
+}
+
+// heldConditions are the parent's Ready, Reconciling and Stalled, taken
+// out while the sync function runs so that Sync can tell whether it set
+// them (setting one again to the same value included).
+type heldConditions struct {
+	before []metav1.Condition // all of them, in order
+}
+
+func isSummary(t string) bool {
+	return t == status.Ready || t == status.Reconciling || t == status.Stalled
+}
+
+// holdConditions takes Ready, Reconciling and Stalled out of obj.
+func holdConditions(obj status.Setter) heldConditions {
+	before := obj.GetConditions()
+	if !slices.ContainsFunc(before, func(c metav1.Condition) bool { return isSummary(c.Type) }) {
+		return heldConditions{}
+	}
+	obj.SetConditions(slices.DeleteFunc(slices.Clone(before), func(c metav1.Condition) bool { return isSummary(c.Type) }))
+	return heldConditions{before: before}
+}
+
+// release reports whether the sync function set Ready, Reconciling or
+// Stalled. If it did, those it set to an unchanged status keep their
+// lastTransitionTime; if not, the held ones are put back where they were.
+func (h heldConditions) release(obj status.Setter) bool {
+	now := obj.GetConditions()
+	if slices.ContainsFunc(now, func(c metav1.Condition) bool { return isSummary(c.Type) }) {
+		for i := range now {
+			if old := find(h.before, now[i].Type); old != nil && isSummary(old.Type) && old.Status == now[i].Status {
+				now[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+		return true
+	}
+	if len(h.before) == 0 {
+		return false
+	}
+	// The held conditions where they were, the others as the sync
+	// function left them, new ones last.
+	out := make([]metav1.Condition, 0, len(now)+3)
+	for _, c := range h.before {
+		switch {
+		case isSummary(c.Type):
+			out = append(out, c)
+		case find(now, c.Type) != nil:
+			out = append(out, *find(now, c.Type))
+		}
+	}
+	for _, c := range now {
+		if find(h.before, c.Type) == nil {
+			out = append(out, c)
+		}
+	}
+	obj.SetConditions(out)
+	return false
+}
+
+func find(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+// immutable reports whether err is the API server refusing an update
+// because fields that cannot change would change: a 422 whose every cause
+// says so. The API server has no reason code for it, so the causes'
+// messages are read (as kubectl and Flux do): "field is immutable" (a Job's
+// template, a Deployment's selector), "may not change once set" (a
+// Service's clusterIP), "updates to ... are forbidden" (a StatefulSet's
+// spec), CEL's "is immutable". A 422 with any other cause is an invalid
+// child, which recreating would only lose.
+func immutable(err error) bool {
+	se, ok := koperrors.AsType[*apierrors.StatusError](err)
+	if !ok || !apierrors.IsInvalid(se) {
+		return false
+	}
+	causes := causesOf(se)
+	if len(causes) == 0 {
+		return immutableMessage(se.ErrStatus.Message)
+	}
+	for _, c := range causes {
+		if !immutableMessage(c.Message) {
+			return false
+		}
+	}
+	return true
+}
+
+func causesOf(se *apierrors.StatusError) []metav1.StatusCause {
+	if se.ErrStatus.Details == nil {
+		return nil
+	}
+	return se.ErrStatus.Details.Causes
+}
+
+func immutableMessage(m string) bool {
+	m = strings.ToLower(m)
+	return strings.Contains(m, "immutable") || strings.Contains(m, "may not change") ||
+		strings.Contains(m, "cannot be changed") || (strings.Contains(m, "updates to") && strings.Contains(m, "forbidden"))
+}
+
+// immutableCauses renders an immutable error's causes shortly: "field:
+// reason", without the value (a pod template runs to kilobytes).
+func immutableCauses(err error) string {
+	se, ok := koperrors.AsType[*apierrors.StatusError](err)
+	if !ok {
+		return err.Error()
+	}
+	causes := causesOf(se)
+	if len(causes) == 0 {
+		return se.ErrStatus.Message
+	}
+	out := make([]string, 0, len(causes))
+	for _, c := range causes {
+		msg := c.Message
+		if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Invalid value: ") {
+			msg = msg[i+2:]
+		}
+		out = append(out, c.Field+": "+msg)
+	}
+	return strings.Join(out, "; ")
+}
