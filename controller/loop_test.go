@@ -633,3 +633,34 @@ func TestRestartOverConvergedParentsWritesNothing(t *testing.T) {
 		t.Errorf("the restarted operator sent %d writes over %d converged parents, want 0", n, parents)
 	}
 }
+
+// A Syncer's child kinds are watched without repeating them in Owns: a
+// child deleted behind the controller's back comes back.
+func TestSyncChildKindsAreWatched(t *testing.T) {
+	ns := cluster.Namespace(t)
+	sync := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
+			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-child"}, Data: map[string]string{"a": "b"}}}, nil
+		})
+	run(t, kopcontroller.New[*widget.Widget]("loop-sync-owns", sync).
+		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+	w := createWidget(t, ns, "w", ns)
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-child"}}
+	eventually(t, 20*time.Second, "the child", func() error {
+		return cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(child), &corev1.ConfigMap{})
+	})
+	eventually(t, 20*time.Second, "Ready", readyIs(t, w, metav1.ConditionTrue, ""))
+	if err := cluster.Client().Delete(t.Context(), child); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the deleted child re-created", func() error {
+		var got corev1.ConfigMap
+		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(child), &got); err != nil {
+			return err
+		}
+		if got.UID == "" || got.DeletionTimestamp != nil {
+			return errors.New("not re-created yet")
+		}
+		return nil
+	})
+}

@@ -571,7 +571,7 @@ func TestSyncSummarisesChildReadiness(t *testing.T) {
 		d.Status.Replicas, d.Status.UpdatedReplicas = 1, 1
 		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
 	})
-	step("rolled out", "True/Reconciled", func(d *appsv1.Deployment) {
+	step("rolled out", "True/Succeeded", func(d *appsv1.Deployment) {
 		rolledOut(d)
 		d.Status.Conditions = nil
 	})
