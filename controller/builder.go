@@ -321,6 +321,11 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
+	if ix, ok := b.r.(childIndexer); ok {
+		if err := ix.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
+			return err
+		}
+	}
 	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 	declared, err := declaredKinds(mgr.GetScheme(), append(append([]client.Object{proto}, owns...), b.watchedKinds()...))
 	if err != nil {

@@ -17,6 +17,12 @@ import (
 // (reconciler.Syncer) tells the Builder.
 type childKinds interface{ ChildKinds() []client.Object }
 
+// childIndexer is a reconciler that finds its children through a cache
+// index (reconciler.Syncer).
+type childIndexer interface {
+	IndexChildren(ctx context.Context, indexer client.FieldIndexer) error
+}
+
 // ownedKinds returns the kinds to watch with Owns: those given to Owns,
 // then the reconciler's own child kinds not already among them, so that a
 // Sync controller sees its children change without the user repeating

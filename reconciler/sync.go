@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -436,18 +437,14 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 	ch := Children{scheme: env.Scheme, byKind: make(map[schema.GroupKind][]client.Object, len(kinds))}
 	byRef := map[owners.ObjectRef]client.Object{}
 	for _, k := range kinds {
-		list := newList(env.Scheme, k)
-		opts := []client.ListOption{client.MatchingLabels{labelKey: parent.GetName()}}
-		if k.namespaced && parent.GetNamespace() != "" {
-			opts = append(opts, client.InNamespace(parent.GetNamespace()))
-		}
-		if err := env.Client.List(ctx, list, opts...); err != nil {
+		list, err := s.listChildren(ctx, parent, env, k, labelKey)
+		if err != nil {
 			return Children{}, nil, koperrors.Wrap(err, "list children", koperrors.Object{GroupVersionKind: k.gvk, Namespace: parent.GetNamespace()})
 		}
 		objs := []client.Object{}
-		err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		err = apimeta.EachListItem(list, func(o runtime.Object) error {
 			obj, ok := o.(client.Object)
-			if ok && metav1.IsControlledBy(obj, parent) {
+			if ok && metav1.IsControlledBy(obj, parent) && obj.GetLabels()[labelKey] == parent.GetName() {
 				objs = append(objs, obj)
 				byRef[refFor(k.gvk, obj.GetNamespace(), obj.GetName())] = obj
 			}
@@ -459,6 +456,50 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 		ch.byKind[k.gvk.GroupKind()] = sortByKey(objs)
 	}
 	return ch, byRef, nil
+}
+
+// controllerIndex is the cache index of objects by their controller's UID
+// ([Syncer.IndexChildren]).
+const controllerIndex = "kopgo.dev/controller-uid"
+
+// IndexChildren adds an index by controller UID for each child kind to a
+// manager's cache (mgr.GetFieldIndexer()), before the manager starts.
+// Sync then finds a parent's children through it instead of filtering every
+// object of the kind in the parent's namespace by label, which makes a
+// reconcile's cost grow with the namespace rather than with the parent.
+// kopgo's controller.Builder calls it; without it Sync lists by label.
+func (s *Syncer[T]) IndexChildren(ctx context.Context, indexer client.FieldIndexer) error {
+	for _, k := range s.kinds {
+		err := indexer.IndexField(ctx, k, controllerIndex, func(o client.Object) []string {
+			if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
+				return []string{string(ref.UID)}
+			}
+			return nil
+		})
+		if err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("index %T by controller", k), koperrors.Object{})
+		}
+	}
+	return nil
+}
+
+// listChildren lists the objects of kind k that may be parent's children:
+// through the controller index when the cache has it, else by the owner
+// label.
+func (s *Syncer[T]) listChildren(ctx context.Context, parent T, env *Env, k childKind, labelKey string) (client.ObjectList, error) {
+	var ns []client.ListOption
+	if k.namespaced && parent.GetNamespace() != "" {
+		ns = append(ns, client.InNamespace(parent.GetNamespace()))
+	}
+	if uid := parent.GetUID(); uid != "" {
+		list := newList(env.Scheme, k)
+		// A cache without the index refuses at once, in memory.
+		if err := env.Client.List(ctx, list, append(ns, client.MatchingFields{controllerIndex: string(uid)})...); err == nil {
+			return list, nil
+		}
+	}
+	list := newList(env.Scheme, k)
+	return list, env.Client.List(ctx, list, append(ns, client.MatchingLabels{labelKey: parent.GetName()})...)
 }
 
 // refFor is the ref of the object of kind gvk named namespace/name.
