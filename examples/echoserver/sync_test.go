@@ -3,6 +3,7 @@ package echoserver_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"os"
 	"slices"
@@ -51,7 +52,20 @@ func newScheme() *runtime.Scheme {
 }
 
 func TestMain(m *testing.M) {
+	if fuzzWorker() {
+		// A fuzzing worker runs only the fuzz target: no cluster.
+		os.Exit(m.Run())
+	}
 	testkit.Main(m, testkit.Options{CRDPaths: []string{"config/crd"}, Scheme: newScheme()}, func(c *testkit.Cluster) { cluster = c })
+}
+
+// fuzzWorker reports whether this process is a worker of `go test -fuzz`,
+// which runs nothing but the fuzz target (the process that starts the
+// workers runs the tests, with the cluster, first).
+func fuzzWorker() bool {
+	flag.Parse()
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // startOperator runs the EchoServer controller, wired as in

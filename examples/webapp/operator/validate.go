@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -26,11 +27,25 @@ var imageRef = func() *regexp.Regexp {
 	return regexp.MustCompile(`^(?:` + host + `/)?` + path + `(?::` + tag + `)?(?:@` + digest + `)?$`)
 }()
 
+// maxConfigBytes is the most a ConfigMap's values may hold in total (the API
+// server's limit, corev1.MaxSecretSize: 1 MiB).
+const maxConfigBytes = corev1.MaxSecretSize
+
 // validate checks what the CRD's schema cannot: the syntax of the image
-// reference and of the config keys (they become environment variables).
-// Each problem names its field, e.g. `spec.image: Invalid value: "nginx:::"`.
+// reference, that the name is usable for the children (a label value and a
+// Service name), and that the config fits a ConfigMap whose keys become
+// environment variables. Each problem names its field, e.g.
+// `spec.image: Invalid value: "nginx:::"`.
 func validate(app *webappv1.WebApp) field.ErrorList {
 	var errs field.ErrorList
+	// The API server accepts any DNS subdomain (253 characters, dots) as a
+	// WebApp's name; the Service it names must be a DNS-1035 label, which
+	// is also a valid label value (the instance label carries the name).
+	name := field.NewPath("metadata", "name")
+	for _, msg := range validation.IsDNS1035Label(app.Name) {
+		errs = append(errs, field.Invalid(name, app.Name,
+			fmt.Sprintf("names the Service and is the value of label %s, so it must be a DNS-1035 label: %s", InstanceLabel, msg)))
+	}
 	spec := field.NewPath("spec")
 	if !imageRef.MatchString(app.Spec.Image) {
 		errs = append(errs, field.Invalid(spec.Child("image"), app.Spec.Image,
@@ -41,15 +56,34 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 		// still gets a clear answer.
 		errs = append(errs, field.Invalid(spec.Child("port"), p, "must be between 1 and 65535"))
 	}
+	if r := app.Spec.Replicas; r != nil && *r < 0 {
+		errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))
+	}
 	keys := make([]string, 0, len(app.Spec.Config))
-	for k := range app.Spec.Config {
+	size := 0
+	for k, v := range app.Spec.Config {
 		keys = append(keys, k)
+		size += len(v)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		for _, msg := range validation.IsEnvVarName(k) {
-			errs = append(errs, field.Invalid(spec.Child("config").Key(k), k, fmt.Sprintf("not an environment variable name: %s", msg)))
+		path := spec.Child("config").Key(k)
+		if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(path, k, "not an environment variable name: "+msg))
+			}
+			continue
 		}
+		// An environment variable name can still be no ConfigMap key: too
+		// long, or "." or "..".
+		for _, msg := range validation.IsConfigMapKey(k) {
+			errs = append(errs, field.Invalid(path, k, "not a ConfigMap key: "+msg))
+		}
+	}
+	if size > maxConfigBytes {
+		tooLong := field.TooLong(spec.Child("config"), "", maxConfigBytes)
+		tooLong.Detail = fmt.Sprintf("values total %d bytes, more than a ConfigMap holds (%d)", size, maxConfigBytes)
+		errs = append(errs, tooLong)
 	}
 	return errs
 }

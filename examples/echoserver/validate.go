@@ -1,0 +1,37 @@
+package echoserver
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kopgo/kopgo/examples/echoserver/api/v1alpha1"
+)
+
+// validate checks what the CRD's schema cannot: that the EchoServer's name,
+// which names its children and labels its pods, is usable as a Service's
+// name (a DNS-1035 label: at most 63 characters, lower case letters, digits
+// and '-', starting with a letter; no dots). The schema's own checks
+// (message, replicas, port) are repeated so that an EchoServer stored
+// before the schema had them still gets a clear answer rather than a
+// refused apply. Each problem names its field, e.g.
+// `metadata.name: Invalid value: "a.b": ...`.
+func validate(es *v1alpha1.EchoServer) field.ErrorList {
+	var errs field.ErrorList
+	name := field.NewPath("metadata", "name")
+	for _, msg := range validation.IsDNS1035Label(es.Name) {
+		errs = append(errs, field.Invalid(name, es.Name, "names the Service, so it must be a DNS-1035 label: "+msg))
+	}
+	spec := field.NewPath("spec")
+	if es.Spec.Message == "" {
+		errs = append(errs, field.Required(spec.Child("message"), "the text the server answers with"))
+	}
+	if r := es.Spec.Replicas; r != nil && *r < 0 {
+		errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))
+	}
+	if p := es.Spec.Port; p != 0 {
+		for _, msg := range validation.IsValidPortNum(int(p)) {
+			errs = append(errs, field.Invalid(spec.Child("port"), p, msg))
+		}
+	}
+	return errs
+}
