@@ -1,7 +1,9 @@
 package echoserver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -28,8 +31,8 @@ var fuzzScheme = newScheme()
 // replicas and port, with or without an observed Deployment in any state of
 // its rollout. It never panics; an error is terminal and names a field of
 // the EchoServer; otherwise every child it returns passes the API server's
-// checks of names, labels, selectors and ports, and the conditions it sets
-// are valid.
+// checks of names, labels, selectors and ports, its apply request is YAML
+// the API server reads, and the conditions it sets are valid.
 //
 //	go test ./examples/echoserver -run '^$' -fuzz FuzzSync -fuzztime 60s
 func FuzzSync(f *testing.F) {
@@ -38,6 +41,7 @@ func FuzzSync(f *testing.F) {
 	f.Add(strings.Repeat("a", 63), strings.Repeat("n", 63), strings.Repeat("€", 1024), int32(100), true, int32(65535), true, true, int64(3), int64(2), int32(5), int32(1), int32(0), int32(-1), true)
 	f.Add(strings.Repeat("a", 64), "ns", "m", int32(1), true, int32(1), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
 	f.Add("1abc", "ns", "", int32(-1), true, int32(-5), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
+	f.Add("e", "ns", "a\x7fb\u0080\u0085\ufffe", int32(1), true, int32(80), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
 	f.Add("e", "ns", "\x00\n\"'`$(rm -rf /)", int32(1), true, int32(70000), true, false, int64(1), int64(9), int32(-3), int32(7), int32(8), int32(9), false)
 	f.Fuzz(func(t *testing.T, name, namespace, message string, replicas int32, hasReplicas bool, port int32,
 		observe, stale bool, generation, observedGeneration int64, total, updated, ready, available int32, deadline bool,
@@ -90,6 +94,16 @@ func FuzzSync(f *testing.F) {
 		// valid namespaces: only those must get valid children.
 		if len(validation.IsDNS1123Subdomain(name)) > 0 || len(validation.IsDNS1123Label(namespace)) > 0 {
 			return
+		}
+		// The API server reads apply requests as YAML.
+		for _, c := range children {
+			body, err := json.Marshal(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&map[string]any{}); err != nil {
+				t.Errorf("EchoServer %s/%s %+v: %T: apply request the API server cannot read: %v", namespace, name, es.Spec, c, err)
+			}
 		}
 		if errs := checkChildren(children); len(errs) > 0 {
 			t.Errorf("EchoServer %s/%s %+v: children the API server would refuse:\n%v", namespace, name, es.Spec, errs.ToAggregate())

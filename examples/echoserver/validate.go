@@ -1,6 +1,8 @@
 package echoserver
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -13,7 +15,8 @@ import (
 // and '-', starting with a letter; no dots). The schema's own checks
 // (message, replicas, port) are repeated so that an EchoServer stored
 // before the schema had them still gets a clear answer rather than a
-// refused apply. Each problem names its field, e.g.
+// refused apply. The message must not hold a character that server-side
+// apply cannot carry. Each problem names its field, e.g.
 // `metadata.name: Invalid value: "a.b": ...`.
 func validate(es *v1alpha1.EchoServer) field.ErrorList {
 	var errs field.ErrorList
@@ -25,6 +28,10 @@ func validate(es *v1alpha1.EchoServer) field.ErrorList {
 	if es.Spec.Message == "" {
 		errs = append(errs, field.Required(spec.Child("message"), "the text the server answers with"))
 	}
+	if r, bad := notApplicable(es.Spec.Message); bad {
+		errs = append(errs, field.Invalid(spec.Child("message"), "<value omitted>",
+			fmt.Sprintf("contains %U, a control character that server-side apply cannot carry", r)))
+	}
 	if r := es.Spec.Replicas; r != nil && *r < 0 {
 		errs = append(errs, field.Invalid(spec.Child("replicas"), *r, "must not be negative"))
 	}
@@ -34,4 +41,19 @@ func validate(es *v1alpha1.EchoServer) field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// notApplicable returns the first character of s that server-side apply
+// cannot carry, if any. The API server reads an apply request as YAML
+// (application/apply-patch+yaml), and YAML forbids DEL, the C1 control
+// characters but NEL, U+FFFE and U+FFFF, which JSON leaves unescaped: a
+// Deployment whose arguments hold one is refused ("yaml: control
+// characters are not allowed") however often it is applied.
+func notApplicable(s string) (rune, bool) {
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+			return r, true
+		}
+	}
+	return 0, false
 }

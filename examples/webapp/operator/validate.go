@@ -34,7 +34,7 @@ const maxConfigBytes = corev1.MaxSecretSize
 // validate checks what the CRD's schema cannot: the syntax of the image
 // reference, that the name is usable for the children (a label value and a
 // Service name), and that the config fits a ConfigMap whose keys become
-// environment variables. Each problem names its field, e.g.
+// environment variables and that server-side apply can carry. Each problem names its field, e.g.
 // `spec.image: Invalid value: "nginx:::"`.
 func validate(app *webappv1.WebApp) field.ErrorList {
 	var errs field.ErrorList
@@ -79,6 +79,10 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 		for _, msg := range validation.IsConfigMapKey(k) {
 			errs = append(errs, field.Invalid(path, k, "not a ConfigMap key: "+msg))
 		}
+		if r, bad := notApplicable(app.Spec.Config[k]); bad {
+			errs = append(errs, field.Invalid(path, "<value omitted>",
+				fmt.Sprintf("contains %U, a control character that server-side apply cannot carry", r)))
+		}
 	}
 	if size > maxConfigBytes {
 		tooLong := field.TooLong(spec.Child("config"), "", maxConfigBytes)
@@ -86,4 +90,19 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 		errs = append(errs, tooLong)
 	}
 	return errs
+}
+
+// notApplicable returns the first character of s that server-side apply
+// cannot carry, if any. The API server reads an apply request as YAML
+// (application/apply-patch+yaml), and YAML forbids DEL, the C1 control
+// characters but NEL, U+FFFE and U+FFFF, which JSON leaves unescaped: a
+// child holding one is refused ("yaml: control characters are not
+// allowed") however often it is applied.
+func notApplicable(s string) (rune, bool) {
+	for _, r := range s {
+		if r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+			return r, true
+		}
+	}
+	return 0, false
 }

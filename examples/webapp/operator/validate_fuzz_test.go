@@ -1,6 +1,8 @@
 package operator
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 )
@@ -17,7 +20,8 @@ import (
 // FuzzValidate feeds validate WebApps of any name, image, port, replicas and
 // config. It never panics, every error names a field of the WebApp, and a
 // WebApp it accepts yields children the API server accepts: valid names,
-// labels, ConfigMap keys and sizes, ports, and registry field manager.
+// labels, ConfigMap keys and sizes, ports, registry field manager, and
+// apply requests that the API server's YAML decoder reads.
 //
 // config is a list of "key=value" lines; pad adds that many bytes (modulo
 // 2 MiB) to the first value, so that the 1 MiB limit is within reach.
@@ -33,6 +37,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add("web", "ns", "app", int32(70000), int32(1), true, strings.Repeat("K", 254)+"=v", uint32(0))
 	f.Add("web", "ns", "app", int32(80), int32(1), true, "A=x\nB=y", uint32(1<<20))
 	f.Add("wéb", "ns", "app\x00", int32(80), int32(1), true, "ÄÖ=ü\n\x00=\x00", uint32(0))
+	f.Add("web", "ns", "app", int32(80), int32(1), true, "X=a\x00b\tc\x7f\nY=\u0085\u0080", uint32(0))
 	f.Fuzz(func(t *testing.T, name, namespace, image string, port, replicas int32, hasReplicas bool, config string, pad uint32) {
 		app := &webappv1.WebApp{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("uid-1")},
@@ -151,6 +156,16 @@ func checkChildren(t *testing.T, app *webappv1.WebApp) {
 		}
 	}
 
+	// The API server reads apply requests as YAML.
+	for kind, child := range map[string]any{"ConfigMap": cm, "Service": svc, "Deployment": dep} {
+		body, err := json.Marshal(child)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&map[string]any{}); err != nil {
+			errs = append(errs, field.Invalid(field.NewPath(kind), "<apply request>", err.Error()))
+		}
+	}
 	for _, msg := range validation.IsConfigMapKey(RegistryKey(app)) {
 		errs = append(errs, field.Invalid(field.NewPath("registry", "data").Key(RegistryKey(app)), RegistryKey(app), msg))
 	}
