@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,7 @@ func FuzzSync(f *testing.F) {
 	f.Add(strings.Repeat("a", 63), strings.Repeat("n", 63), strings.Repeat("€", 1024), int32(100), true, int32(65535), true, true, int64(3), int64(2), int32(5), int32(1), int32(0), int32(-1), true)
 	f.Add(strings.Repeat("a", 64), "ns", "m", int32(1), true, int32(1), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
 	f.Add("1abc", "ns", "", int32(-1), true, int32(-5), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
+	f.Add("e", "ns", "a\u0085b", int32(1), true, int32(80), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
 	f.Add("e", "ns", "a\x7fb\u0080\u0085\ufffe", int32(1), true, int32(80), false, false, int64(1), int64(1), int32(0), int32(0), int32(0), int32(0), false)
 	f.Add("e", "ns", "\x00\n\"'`$(rm -rf /)", int32(1), true, int32(70000), true, false, int64(1), int64(9), int32(-3), int32(7), int32(8), int32(9), false)
 	f.Fuzz(func(t *testing.T, name, namespace, message string, replicas int32, hasReplicas bool, port int32,
@@ -101,8 +103,13 @@ func FuzzSync(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&map[string]any{}); err != nil {
+			var fromYAML, fromJSON map[string]any
+			if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&fromYAML); err != nil {
 				t.Errorf("EchoServer %s/%s %+v: %T: apply request the API server cannot read: %v", namespace, name, es.Spec, c, err)
+			} else if err := json.Unmarshal(body, &fromJSON); err != nil {
+				t.Fatal(err)
+			} else if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+				t.Errorf("EchoServer %s/%s %+v: %T: apply request the API server reads as something else (-sent +read):\n%s", namespace, name, es.Spec, c, diff)
 			}
 		}
 		if errs := checkChildren(children); len(errs) > 0 {

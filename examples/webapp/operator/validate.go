@@ -41,6 +41,8 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 	// The API server accepts any DNS subdomain (253 characters, dots) as a
 	// WebApp's name; the Service it names must be a DNS-1035 label, which
 	// is also a valid label value (the instance label carries the name).
+	// Since Kubernetes 1.36 (RelaxedServiceNameValidation) a Service's
+	// name may also start with a digit; the older rule holds everywhere.
 	name := field.NewPath("metadata", "name")
 	for _, msg := range validation.IsDNS1035Label(app.Name) {
 		errs = append(errs, field.Invalid(name, app.Name,
@@ -94,13 +96,14 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 
 // notApplicable returns the first character of s that server-side apply
 // cannot carry, if any. The API server reads an apply request as YAML
-// (application/apply-patch+yaml), and YAML forbids DEL, the C1 control
-// characters but NEL, U+FFFE and U+FFFF, which JSON leaves unescaped: a
-// child holding one is refused ("yaml: control characters are not
-// allowed") however often it is applied.
+// (application/apply-patch+yaml), and JSON leaves DEL, the C1 control
+// characters, U+FFFE and U+FFFF unescaped. YAML forbids all of them but
+// NEL: a child holding one is refused ("yaml: control characters are not
+// allowed") however often it is applied. NEL (U+0085) it reads as a line
+// break, so that it arrives as a space or a newline.
 func notApplicable(s string) (rune, bool) {
 	for _, r := range s {
-		if r == 0x7f || (r >= 0x80 && r <= 0x9f && r != 0x85) || r == 0xfffe || r == 0xffff {
+		if (r >= 0x7f && r <= 0x9f) || r == 0xfffe || r == 0xffff {
 			return r, true
 		}
 	}

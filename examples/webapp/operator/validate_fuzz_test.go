@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -38,6 +39,7 @@ func FuzzValidate(f *testing.F) {
 	f.Add("web", "ns", "app", int32(80), int32(1), true, "A=x\nB=y", uint32(1<<20))
 	f.Add("wéb", "ns", "app\x00", int32(80), int32(1), true, "ÄÖ=ü\n\x00=\x00", uint32(0))
 	f.Add("web", "ns", "app", int32(80), int32(1), true, "X=a\x00b\tc\x7f\nY=\u0085\u0080", uint32(0))
+	f.Add("web", "ns", "app", int32(80), int32(1), true, "NEL=a\u0085b", uint32(0))
 	f.Fuzz(func(t *testing.T, name, namespace, image string, port, replicas int32, hasReplicas bool, config string, pad uint32) {
 		app := &webappv1.WebApp{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("uid-1")},
@@ -162,8 +164,13 @@ func checkChildren(t *testing.T, app *webappv1.WebApp) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&map[string]any{}); err != nil {
+		var fromYAML, fromJSON map[string]any
+		if err := utilyaml.NewYAMLToJSONDecoder(bytes.NewReader(body)).Decode(&fromYAML); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath(kind), "<apply request>", err.Error()))
+		} else if err := json.Unmarshal(body, &fromJSON); err != nil {
+			t.Fatal(err)
+		} else if diff := cmp.Diff(fromJSON, fromYAML); diff != "" {
+			errs = append(errs, field.Invalid(field.NewPath(kind), "<apply request>", "read as YAML, it says something else (-sent +read):\n"+diff))
 		}
 	}
 	for _, msg := range validation.IsConfigMapKey(RegistryKey(app)) {

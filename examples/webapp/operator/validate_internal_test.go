@@ -46,8 +46,8 @@ func TestValidate(t *testing.T) {
 		{name: "key dot", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{".": "", "..": ""}},
 			fields: []string{"spec.config[.]", "spec.config[..]"}},
 		{name: "values server-side apply cannot carry", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
-			"DEL": "a\x7f", "C1": "\u0080", "NONCHAR": "\uffff", "NUL_NEL_BOM": "\x00\u0085\ufeff"}},
-			fields: []string{"spec.config[C1]", "spec.config[DEL]", "spec.config[NONCHAR]"}},
+			"DEL": "a\x7f", "C1": "\u0080", "NEL": "a\u0085b", "NONCHAR": "\uffff", "NUL_BOM_CR": "\x00\ufeff\r\n"}},
+			fields: []string{"spec.config[C1]", "spec.config[DEL]", "spec.config[NEL]", "spec.config[NONCHAR]"}},
 		{name: "1 MiB of values", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
 			"A": strings.Repeat("x", 1<<19), "B": strings.Repeat("x", 1<<19)}}},
 		{name: "over 1 MiB of values", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
