@@ -33,9 +33,9 @@ const maxConfigBytes = corev1.MaxSecretSize
 
 // validate checks what the CRD's schema cannot: the syntax of the image
 // reference, that the name is usable for the children (a label value and a
-// Service name), and that the config fits a ConfigMap whose keys become
-// environment variables and that server-side apply can carry. Each problem names its field, e.g.
-// `spec.image: Invalid value: "nginx:::"`.
+// Service name), and that the config fits a ConfigMap, its keys become
+// environment variables, and server-side apply can carry its values. Each
+// problem names its field, e.g. `spec.image: Invalid value: "nginx:::"`.
 func validate(app *webappv1.WebApp) field.ErrorList {
 	var errs field.ErrorList
 	// The API server accepts any DNS subdomain (253 characters, dots) as a
@@ -70,16 +70,16 @@ func validate(app *webappv1.WebApp) field.ErrorList {
 	slices.Sort(keys)
 	for _, k := range keys {
 		path := spec.Child("config").Key(k)
-		if msgs := validation.IsEnvVarName(k); len(msgs) > 0 {
-			for _, msg := range msgs {
-				errs = append(errs, field.Invalid(path, k, "not an environment variable name: "+msg))
-			}
-			continue
+		envMsgs := validation.IsEnvVarName(k)
+		for _, msg := range envMsgs {
+			errs = append(errs, field.Invalid(path, k, "not an environment variable name: "+msg))
 		}
-		// An environment variable name can still be no ConfigMap key: too
-		// long, or "." or "..".
-		for _, msg := range validation.IsConfigMapKey(k) {
-			errs = append(errs, field.Invalid(path, k, "not a ConfigMap key: "+msg))
+		if len(envMsgs) == 0 {
+			// An environment variable name can still be no ConfigMap key:
+			// too long, or "." or "..".
+			for _, msg := range validation.IsConfigMapKey(k) {
+				errs = append(errs, field.Invalid(path, k, "not a ConfigMap key: "+msg))
+			}
 		}
 		if r, bad := notApplicable(app.Spec.Config[k]); bad {
 			errs = append(errs, field.Invalid(path, "<value omitted>",
