@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/examples/echoserver/api/v1alpha1"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
@@ -51,7 +52,15 @@ func ChildKinds() []client.Object {
 // an EchoServer wants, both named after it, and its status from the
 // observed Deployment (readyReplicas; Ready once the rollout of what it
 // asks for is complete, Reconciling with the progress until then).
+//
+// An EchoServer that cannot have valid children (a name that is no Service
+// name, such as one with a dot) is a terminal error of Kind Invalid naming
+// the field: the framework marks it Stalled and does not retry it until it
+// changes, and nothing is applied.
 func Sync(_ context.Context, es *v1alpha1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
+	if errs := validate(es); len(errs) > 0 {
+		return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", koperrors.ObjectOf(es)))
+	}
 	dep, svc := deployment(es), service(es)
 	setStatus(es, dep, observed)
 	return []client.Object{dep, svc}, nil

@@ -3,15 +3,18 @@ package echoserver_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"net/http"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -24,6 +27,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -51,7 +55,23 @@ func newScheme() *runtime.Scheme {
 }
 
 func TestMain(m *testing.M) {
+	if fuzzWorker() {
+		// A fuzzing worker runs only the fuzz target: no cluster.
+		os.Exit(m.Run())
+	}
+	// The operators' logs would be noise (TestHostileSpecs makes a terminal
+	// error log per bad EchoServer); tests read status and metrics.
+	ctrl.SetLogger(logr.Discard())
 	testkit.Main(m, testkit.Options{CRDPaths: []string{"config/crd"}, Scheme: newScheme()}, func(c *testkit.Cluster) { cluster = c })
+}
+
+// fuzzWorker reports whether this process is a worker of `go test -fuzz`,
+// which runs nothing but the fuzz target (the process that starts the
+// workers runs the tests, with the cluster, first).
+func fuzzWorker() bool {
+	flag.Parse()
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 // startOperator runs the EchoServer controller, wired as in
@@ -63,7 +83,7 @@ func TestMain(m *testing.M) {
 //
 // checkRBAC fails the test if a request was refused or a rule of the role
 // was never needed: call it once the operator has done all it will.
-func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64, checkRBAC func()) {
+func startOperator(t *testing.T, ns string) (name string, requests *traffic, checkRBAC func()) {
 	t.Helper()
 	name = ns
 	ctx := t.Context()
@@ -106,10 +126,10 @@ func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64
 			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
 		}
 	}
-	requests = &atomic.Int64{}
+	requests = &traffic{byObject: map[string]int{}}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-			requests.Add(1)
+			requests.record(r)
 			return rt.RoundTrip(r)
 		})
 	})
@@ -140,19 +160,52 @@ func startOperator(t *testing.T, ns string) (name string, requests *atomic.Int64
 	return name, requests, checkRBAC
 }
 
+// traffic counts the operator's requests: all of them, and those about each
+// EchoServer by name (to the EchoServer, its status or a child, which
+// shares its name).
+type traffic struct {
+	all      atomic.Int64
+	mu       sync.Mutex
+	byObject map[string]int
+}
+
+// record counts r; a path .../namespaces/<ns>/<resource>/<name>[/status]
+// is about the EchoServer <name> for EchoServers, Deployments and Services.
+func (tr *traffic) record(r *http.Request) {
+	tr.all.Add(1)
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	i := slices.Index(parts, "namespaces")
+	if i < 0 || len(parts) < i+4 {
+		return
+	}
+	switch parts[i+2] {
+	case "echoservers", "deployments", "services":
+		tr.mu.Lock()
+		tr.byObject[parts[i+3]]++
+		tr.mu.Unlock()
+	}
+}
+
+// about returns the number of requests about the EchoServer name so far.
+func (tr *traffic) about(name string) int {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.byObject[name]
+}
+
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 // quiet waits until the operator sends no request for a whole second: its
 // own status writes and applies do not feed an endless loop.
-func quiet(t *testing.T, requests *atomic.Int64) {
+func quiet(t *testing.T, requests *traffic) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		before := requests.Load()
+		before := requests.all.Load()
 		time.Sleep(time.Second)
-		if requests.Load() == before {
+		if requests.all.Load() == before {
 			return
 		}
 	}

@@ -25,7 +25,12 @@
 //
 // The CRD's schema rejects what it can express (a port outside 1-65535,
 // negative replicas). What it cannot, the reconciler checks: an image that is
-// not a valid reference, config keys that are not environment variable names.
+// not a valid reference; a name that cannot name the Service and label the
+// children (the API server accepts 253 characters and dots in a WebApp's
+// name, a Service's name is a DNS-1035 label: at most 63 characters, no
+// dots, a letter first); config keys that are not environment variable
+// names or ConfigMap keys (at most 253 characters); config values over the
+// 1 MiB a ConfigMap holds.
 // Such a WebApp becomes Stalled (Ready=False) with a message naming the field,
 // for example
 //

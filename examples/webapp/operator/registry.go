@@ -2,6 +2,8 @@ package operator
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -27,7 +29,23 @@ func RegistryKey(app client.Object) string { return app.GetNamespace() + "." + a
 // different apps never conflict, and applying an empty configuration under
 // that manager removes exactly that entry: server-side apply deletes the
 // fields a manager stops applying.
-func registryOwner(app client.Object) string { return "webapp-registry/" + RegistryKey(app) }
+//
+// A field manager has at most 128 characters, and a namespace and a name
+// may together have more: a longer one is cut and ends with a hash of the
+// whole, so it stays unique (and the same for the WebApp's whole life, its
+// Cleanup included).
+func registryOwner(app client.Object) string {
+	owner := "webapp-registry/" + RegistryKey(app)
+	if len(owner) <= maxFieldManager {
+		return owner
+	}
+	sum := sha256.Sum256([]byte(owner))
+	suffix := "-" + hex.EncodeToString(sum[:])[:16]
+	return owner[:maxFieldManager-len(suffix)] + suffix
+}
+
+// maxFieldManager is the API server's limit on a field manager's length.
+const maxFieldManager = 128
 
 func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, url string) error {
 	cm := corev1ac.ConfigMap(RegistryName, r.RegistryNamespace).WithData(map[string]string{RegistryKey(app): url})

@@ -4,12 +4,15 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 )
 
 func TestValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
+		app    string // the WebApp's name; "web" if empty
 		spec   webappv1.WebAppSpec
 		fields []string // fields the error must name; none: valid
 	}{
@@ -26,9 +29,36 @@ func TestValidate(t *testing.T) {
 		{name: "port", spec: webappv1.WebAppSpec{Image: "app", Port: 70000}, fields: []string{"spec.port"}},
 		{name: "every problem at once", spec: webappv1.WebAppSpec{Image: "a b", Port: -1, Config: map[string]string{"1X": "", "OK": "", "a=b": ""}},
 			fields: []string{"spec.image", "spec.port", "spec.config[1X]", "spec.config[a=b]"}},
+		{name: "negative replicas", spec: webappv1.WebAppSpec{Image: "app", Replicas: new(int32(-1))}, fields: []string{"spec.replicas"}},
+
+		// Valid object names that cannot name the children.
+		{name: "63 characters", app: strings.Repeat("a", 63), spec: webappv1.WebAppSpec{Image: "app"}},
+		{name: "64 characters: too long for a label value", app: strings.Repeat("a", 64), spec: webappv1.WebAppSpec{Image: "app"},
+			fields: []string{"metadata.name"}},
+		{name: "253 characters", app: strings.Repeat("a", 253), spec: webappv1.WebAppSpec{Image: "app"}, fields: []string{"metadata.name"}},
+		{name: "dotted: no Service name", app: "web.example", spec: webappv1.WebAppSpec{Image: "app"}, fields: []string{"metadata.name"}},
+		{name: "leading digit: no Service name", app: "1web", spec: webappv1.WebAppSpec{Image: "app"}, fields: []string{"metadata.name"}},
+
+		// Config that fits no ConfigMap.
+		{name: "key of 253 characters", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{strings.Repeat("K", 253): ""}}},
+		{name: "key of 254 characters", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{strings.Repeat("K", 254): ""}},
+			fields: []string{"spec.config[" + strings.Repeat("K", 254) + "]"}},
+		{name: "key dot", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{".": "", "..": ""}},
+			fields: []string{"spec.config[.]", "spec.config[..]"}},
+		{name: "values server-side apply cannot carry", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
+			"DEL": "a\x7f", "C1": "\u0080", "NEL": "a\u0085b", "NONCHAR": "\uffff", "NUL_BOM_CR": "\x00\ufeff\r\n"}},
+			fields: []string{"spec.config[C1]", "spec.config[DEL]", "spec.config[NEL]", "spec.config[NONCHAR]"}},
+		{name: "1 MiB of values", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
+			"A": strings.Repeat("x", 1<<19), "B": strings.Repeat("x", 1<<19)}}},
+		{name: "over 1 MiB of values", spec: webappv1.WebAppSpec{Image: "app", Config: map[string]string{
+			"A": strings.Repeat("x", 1<<19), "B": strings.Repeat("x", 1<<19+1)}}, fields: []string{"spec.config"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errs := validate(&webappv1.WebApp{Spec: tc.spec})
+			name := tc.app
+			if name == "" {
+				name = "web"
+			}
+			errs := validate(&webappv1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tc.spec})
 			if len(errs) != len(tc.fields) {
 				t.Fatalf("got %d errors %v, want %d naming %v", len(errs), errs, len(tc.fields), tc.fields)
 			}
