@@ -5,6 +5,7 @@ package echoserver_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -55,6 +57,8 @@ func TestBinaryLeaderElection(t *testing.T) {
 
 	a := startBinary(t, bin, "a", "--kubeconfig="+kubeconfig, "--namespace="+ns, "--leader-elect", "--selector="+selector, "--concurrency=2")
 	b := startBinary(t, bin, "b", "--kubeconfig="+kubeconfig, "--namespace="+ns, "--leader-elect", "--selector="+selector, "--concurrency=2")
+	// /metrics is HTTPS and answers only tokens allowed to read it.
+	a.token, b.token = metricsToken(t, ns)
 	a.waitReady(t)
 	b.waitReady(t) // the standby is ready too: alive, caches synced
 
@@ -265,6 +269,7 @@ type binary struct {
 	cmd             *exec.Cmd
 	log             string // its stdout and stderr
 	health, metrics string // host:port
+	token           string // a bearer token allowed to GET /metrics
 	done            chan struct{}
 	exitCode        int
 }
@@ -394,7 +399,7 @@ func (b *binary) logged(s string) bool {
 
 // scrape reads /metrics into series ("name{labels}") and values.
 func (b *binary) scrape(ctx context.Context) (map[string]float64, error) {
-	body, code, err := httpGet(ctx, "http://"+b.metrics+"/metrics")
+	body, code, err := httpGetWithToken(ctx, "https://"+b.metrics+"/metrics", b.token)
 	if err != nil {
 		return nil, err
 	}
@@ -423,17 +428,56 @@ func (b *binary) scrape(ctx context.Context) (map[string]float64, error) {
 }
 
 func httpGet(ctx context.Context, url string) (string, int, error) {
+	return httpGetWithToken(ctx, url, "")
+}
+
+// httpGetWithToken GETs url with a bearer token, if any, trusting the
+// self-signed certificate of the metrics server.
+func httpGetWithToken(ctx context.Context, url, token string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	hc := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // the metrics server's certificate is self-signed
+	}}
+	resp, err := hc.Do(req)
 	if err != nil {
 		return "", 0, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(resp.Body)
 	return string(body), resp.StatusCode, err
+}
+
+// metricsToken makes a service account allowed to GET /metrics, as a
+// Prometheus would be, and returns two tokens of it.
+func metricsToken(t *testing.T, ns string) (string, string) {
+	t.Helper()
+	c := cluster.Client()
+	name := "metrics-reader"
+	objs := []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+			Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ns + "-" + name},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: name}}},
+	}
+	for _, o := range objs {
+		if err := c.Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), o) })
+	}
+	tr := &authenticationv1.TokenRequest{}
+	if err := c.SubResource("token").Create(t.Context(), objs[0], tr); err != nil {
+		t.Fatal(err)
+	}
+	return tr.Status.Token, tr.Status.Token
 }

@@ -28,6 +28,12 @@ var (
 	// same version of an object. Any controller that records events needs
 	// it, but whether a test run sends it is a matter of timing.
 	EventSeries = Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}
+	// MetricsTokenReview and MetricsAccessReview are "create" on
+	// tokenreviews and subjectaccessreviews: a secure metrics endpoint
+	// (kopgo's default) sends them for each scrape, so a test that never
+	// scrapes never sees them.
+	MetricsTokenReview  = Permission{Group: "authentication.k8s.io", Resource: "tokenreviews", Verb: "create"}
+	MetricsAccessReview = Permission{Group: "authorization.k8s.io", Resource: "subjectaccessreviews", Verb: "create"}
 )
 
 // BlockOwnerDeletion is "update" on the finalizers subresource of the owner

@@ -39,6 +39,10 @@ import (
 // the Event recording each new leader. `make generate` writes them to
 // config/rbac as a Role next to the operator's ClusterRole.
 //
+// The metrics endpoint (kopgo's secure default) asks the API server who
+// the scraper is and whether it may read /metrics:
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;create;update,namespace=echoserver-system
 // +kubebuilder:rbac:groups="",resources=events,verbs=create,namespace=echoserver-system
 
