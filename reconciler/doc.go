@@ -91,7 +91,10 @@
 // ("kopgo.dev/<controller>" unless [WithFinalizerName]) added before its
 // first Reconcile; when the object is deleted, Cleanup runs, and once it
 // returns nil only that finalizer is removed. A failing Cleanup is retried
-// with backoff and reported in status and events.
+// with backoff and reported in status and events. Cleanup may run more than
+// once (a crash between cleanup and the finalizer's removal): make its side
+// effects idempotent. A [Syncer] has a Cleanup method but takes a finalizer
+// only when given [WithFinalize].
 //
 // # Declarative children
 //
