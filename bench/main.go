@@ -35,6 +35,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -68,7 +71,7 @@ const workers = 4
 
 type options struct {
 	n, rounds, changes int
-	out                string
+	out, profile       string
 	benchtime          time.Duration
 }
 
@@ -80,6 +83,7 @@ func main() {
 	flag.IntVar(&o.changes, "changes", 30, "parents changed one after the other for the change latency, per round")
 	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "file to write the table to ('' for none)")
 	flag.DurationVar(&o.benchtime, "benchtime", time.Second, "time of each Go benchmark")
+	flag.StringVar(&o.profile, "profile", "", "directory to write each Go benchmark's CPU and allocation profiles to (<variant>.cpu.pprof, <variant>.allocs.pprof)")
 	flag.Parse()
 	if err := flag.Set("test.benchtime", o.benchtime.String()); err != nil {
 		fatal(err)
@@ -609,6 +613,13 @@ func (e *env) goBenchmark(ctx context.Context, m *running, v variant, p *widget.
 		return goBench{}, err
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}
+	if e.o.profile != "" {
+		stop, err := startProfile(e.o.profile, v.key)
+		if err != nil {
+			return goBench{}, err
+		}
+		defer stop()
+	}
 	var ferr error
 	var counts trafficCount
 	res := testing.Benchmark(func(b *testing.B) {
@@ -683,4 +694,41 @@ func parallel(ctx context.Context, k, n int, f func(context.Context, int) error)
 	close(idx)
 	wg.Wait()
 	return first
+}
+
+// startProfile starts a CPU profile and returns a function that stops it
+// and writes the allocation profile, both into dir named after the variant.
+// The allocation profile counts from the program's start: the one written
+// before (<variant>.allocs.base.pprof) is its -base for go tool pprof.
+func startProfile(dir, key string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	writeAllocs(filepath.Join(dir, key+".allocs.base.pprof"))
+	cpu, err := os.Create(filepath.Join(dir, key+".cpu.pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		_ = cpu.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = cpu.Close()
+		writeAllocs(filepath.Join(dir, key+".allocs.pprof"))
+	}, nil
+}
+
+func writeAllocs(path string) {
+	runtime.GC()              // the profile shows allocations up to the last GC
+	f, err := os.Create(path) //nolint:gosec // a path from the command line
+	if err != nil {
+		logf("profile: %v", err)
+		return
+	}
+	defer f.Close()
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		logf("profile: %v", err)
+	}
 }
