@@ -222,6 +222,30 @@ type env struct {
 }
 
 func run(ctx context.Context, o options) error {
+	res, err := measureAll(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Print(res.table)
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(res.table), 0o644); err != nil { //nolint:gosec // a results file, meant to be read
+			return err
+		}
+		logf("wrote %s", o.out)
+	}
+	return nil
+}
+
+// results are what one run measured, and its table.
+type results struct {
+	samples map[string][]sample
+	benches map[string]goBench
+	table   string
+}
+
+// measureAll starts the control plane, runs every variant o.rounds times
+// and renders the table.
+func measureAll(ctx context.Context, o options) (results, error) {
 	start := time.Now()
 	ctrl.SetLogger(logr.Discard())
 	klog.SetLogger(logr.Discard())
@@ -229,40 +253,31 @@ func run(ctx context.Context, o options) error {
 	logf("starting the control plane (N=%d, %d rounds)", o.n, o.rounds)
 	cluster, err := testkit.Start(ctx, widget.TestkitOptions())
 	if err != nil {
-		return err
+		return results{}, err
 	}
 	defer cluster.Stop()
 	cs, err := kubernetes.NewForConfig(cluster.Config)
 	if err != nil {
-		return err
+		return results{}, err
 	}
 	e := &env{cluster: cluster, admin: cluster.Client(), cs: cs, o: o}
 
 	vs := variants()
-	samples := map[string][]sample{}
-	benches := map[string]goBench{}
+	res := results{samples: map[string][]sample{}, benches: map[string]goBench{}}
 	for round := range o.rounds {
 		for i := range vs {
 			v := vs[(i+round)%len(vs)]
 			logf("round %d/%d: %s %s", round+1, o.rounds, v.key, v.name)
-			s, err := e.measure(ctx, v, round, benches)
+			s, err := e.measure(ctx, v, round, res.benches)
 			if err != nil {
-				return fmt.Errorf("round %d, %s: %w", round+1, v.key, err)
+				return results{}, fmt.Errorf("round %d, %s: %w", round+1, v.key, err)
 			}
-			samples[v.key] = append(samples[v.key], s)
+			res.samples[v.key] = append(res.samples[v.key], s)
 		}
 	}
-	load1 := loadavg()
-	table := report(vs, samples, benches, o, load0, load1, time.Since(start))
-	fmt.Print(table)
-	if o.out != "" {
-		if err := os.WriteFile(o.out, []byte(table), 0o644); err != nil { //nolint:gosec // a results file, meant to be read
-			return err
-		}
-		logf("wrote %s", o.out)
-	}
+	res.table = report(vs, res.samples, res.benches, o, load0, loadavg(), time.Since(start))
 	logf("done in %s", time.Since(start).Round(time.Second))
-	return nil
+	return res, nil
 }
 
 // measure runs one variant through one round.
@@ -402,26 +417,9 @@ func (e *env) measureRaw(ctx context.Context, obs *observer, parents []*widget.W
 		return s, err
 	}
 	started := time.Now()
-	work := make(chan *widget.Widget)
-	errs := make(chan error, workers)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for w := range work {
-				if err := rawWrite(ctx, c, w.DeepCopyObject().(*widget.Widget)); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	for _, w := range parents {
-		work <- w
-	}
-	close(work)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := parallel(ctx, workers, len(parents), func(ctx context.Context, i int) error {
+		return rawWrite(ctx, c, parents[i].DeepCopyObject().(*widget.Widget))
+	}); err != nil {
 		return s, err
 	}
 	if err := waitClosed(ctx, obs.converged, 10*time.Minute, "converge"); err != nil {

@@ -26,7 +26,8 @@ import (
 
 // The workload: every Widget has three children named after it, each
 // carrying the Widget's spec.size, and a status with a Ready condition and
-// observedGeneration.
+// observedGeneration. The Services are headless: the testkit's service
+// range (a /24) has too few cluster IPs for 500 Services.
 
 // sizeKey is the ConfigMap and Secret key that holds the size.
 const sizeKey = "size"
@@ -66,8 +67,9 @@ func childObjects(w *widget.Widget) []client.Object {
 		&corev1.ConfigMap{ObjectMeta: meta(), Data: map[string]string{sizeKey: size}},
 		&corev1.Secret{ObjectMeta: meta(), Data: map[string][]byte{sizeKey: []byte(size)}},
 		&corev1.Service{ObjectMeta: meta(), Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": w.Name},
-			Ports:    []corev1.ServicePort{{Name: "http", Port: port(w.Spec.Size)}},
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  map[string]string{"app": w.Name},
+			Ports:     []corev1.ServicePort{{Name: "http", Port: port(w.Spec.Size)}},
 		}},
 	}
 }
@@ -79,7 +81,7 @@ func childApplyConfigurations(w *widget.Widget, scheme *runtime.Scheme) ([]runti
 	cm := corev1ac.ConfigMap(w.Name, w.Namespace).WithData(map[string]string{sizeKey: size})
 	secret := corev1ac.Secret(w.Name, w.Namespace).WithData(map[string][]byte{sizeKey: []byte(size)})
 	svc := corev1ac.Service(w.Name, w.Namespace).WithSpec(corev1ac.ServiceSpec().
-		WithSelector(map[string]string{"app": w.Name}).
+		WithClusterIP(corev1.ClusterIPNone).WithSelector(map[string]string{"app": w.Name}).
 		WithPorts(corev1ac.ServicePort().WithName("http").WithPort(port(w.Spec.Size))))
 	for _, child := range []interface {
 		owners.ApplyObject
@@ -135,6 +137,7 @@ func (r *kubebuilderReconciler) Reconcile(ctx context.Context, req ctrl.Request)
 	}
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: w.Namespace}}
 	if _, err := controllerutil.CreateOrUpdate(ctx, r.Client, svc, func() error {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
 		svc.Spec.Selector = map[string]string{"app": w.Name}
 		// Protocol and TargetPort spelled out as the server defaults them,
 		// or every reconcile would Update the Service.
@@ -222,7 +225,7 @@ func sameChild(live, want client.Object, w *widget.Widget) bool {
 		return maps.EqualFunc(l.Data, want.(*corev1.Secret).Data, func(a, b []byte) bool { return string(a) == string(b) })
 	case *corev1.Service:
 		ws := want.(*corev1.Service)
-		return maps.Equal(l.Spec.Selector, ws.Spec.Selector) && len(l.Spec.Ports) == 1 &&
+		return l.Spec.ClusterIP == ws.Spec.ClusterIP && maps.Equal(l.Spec.Selector, ws.Spec.Selector) && len(l.Spec.Ports) == 1 &&
 			l.Spec.Ports[0].Name == ws.Spec.Ports[0].Name && l.Spec.Ports[0].Port == ws.Spec.Ports[0].Port
 	}
 	return false
