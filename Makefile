@@ -134,8 +134,15 @@ demo: testkit-bin ## Run the WebApp operator on a local cluster and walk through
 test: testkit-bin ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
+BENCH_N ?= 500
+BENCH_ROUNDS ?= 3
+
 .PHONY: bench
-bench: testkit-bin ## Run the benchmarks against the real API server and print their table.
+bench: testkit-bin ## Measure kopgo against baselines on a local control plane; writes bench/RESULTS.md (BENCH_N, BENCH_ROUNDS).
+	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) BENCH_N=$(BENCH_N) BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) run ./bench -out bench/RESULTS.md
+
+.PHONY: bench-micro
+bench-micro: testkit-bin ## Run the packages' Go micro-benchmarks (go test -bench) against the real API server.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: lint

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"flag"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBenchRuns runs the whole program on a tiny workload, so that make
+// test keeps it working. It asserts what must hold on any machine (every
+// figure was measured, the client's and the API server's write counts
+// agree, the raw floor sends exactly its four writes per parent), never a
+// duration.
+func TestBenchRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own control plane")
+	}
+	if err := flag.Set("test.benchtime", "5ms"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3
+	o := options{n: n, rounds: 1, changes: 2, benchtime: 5 * time.Millisecond}
+	res, err := measureAll(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variants() {
+		ss := res.samples[v.key]
+		if len(ss) != 1 {
+			t.Fatalf("%s: %d samples, want 1", v.key, len(ss))
+		}
+		s := ss[0]
+		if s.converge.writes != s.convergeServer {
+			t.Errorf("%s converge: client counted %d writes, API server %d", v.key, s.converge.writes, s.convergeServer)
+		}
+		if len(s.latencies) != o.changes {
+			t.Errorf("%s: %d change latencies, want %d", v.key, len(s.latencies), o.changes)
+		}
+		if !strings.Contains(res.table, "| "+v.key+" "+v.name+" |") {
+			t.Errorf("table has no row for %s", v.key)
+		}
+		if v.setup == nil {
+			if want := int64(4 * n); s.converge.writes != want {
+				t.Errorf("raw floor: %d writes, want %d (3 applies and 1 status update per parent)", s.converge.writes, want)
+			}
+			continue
+		}
+		if s.resync.writes != s.resyncServer {
+			t.Errorf("%s resync: client counted %d writes, API server %d", v.key, s.resync.writes, s.resyncServer)
+		}
+		if _, ok := res.benches[v.key]; !ok {
+			t.Errorf("%s: no Go benchmark", v.key)
+		}
+	}
+}
