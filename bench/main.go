@@ -60,6 +60,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
+	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"
@@ -120,6 +121,9 @@ type variant struct {
 	// bench returns one reconcile of a converged parent, for the Go
 	// benchmark; nil for none.
 	bench func(mgr manager.Manager) (reconcile.Reconciler, error)
+	// fieldOwner is a kopgo variant's field manager: its manager's cache
+	// keeps that managedFields entry only, as kopgo's Builder.Run sets up.
+	fieldOwner string
 }
 
 func variants() []variant {
@@ -144,7 +148,7 @@ func variants() []variant {
 			},
 		},
 		{
-			key: "D", name: "kopgo Reconciler + Applier",
+			key: "D", name: "kopgo Reconciler + Applier", fieldOwner: "bench-d",
 			setup: func(mgr manager.Manager, name string, act *activity) error {
 				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, widgetReconciler{})).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
@@ -155,7 +159,7 @@ func variants() []variant {
 			},
 		},
 		{
-			key: "E", name: "kopgo reconciler.Sync",
+			key: "E", name: "kopgo reconciler.Sync", fieldOwner: "bench-e",
 			setup: func(mgr manager.Manager, name string, act *activity) error {
 				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, syncReconciler())).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
@@ -563,8 +567,11 @@ type running struct {
 func (e *env) startManager(ctx context.Context, ns string, strip bool, v variant, name string) (*running, error) {
 	cfg, t := counted(e.cluster.Config)
 	copts := cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}
-	if strip {
+	switch {
+	case strip:
 		copts.DefaultTransform = cache.TransformStripManagedFields()
+	case v.fieldOwner != "":
+		copts.DefaultTransform = apply.KeepManagedFields(v.fieldOwner)
 	}
 	grace := 10 * time.Second
 	skip := true

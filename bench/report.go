@@ -74,6 +74,7 @@ func report(vs []variant, samples map[string][]sample, benches map[string]goBenc
 
 	p("\n## Heap per parent\n\n")
 	p("Live heap (after runtime.GC) with the manager running and its cache populated, minus the live heap once it stopped, divided by N. " +
+		"Full: the cache as each variant runs it (kopgo's D and E keep only their own managedFields entry, apply.KeepManagedFields, as Builder.Run does; A-C keep every entry). " +
 		"Stripped: the cache drops managedFields (cache.TransformStripManagedFields as DefaultTransform).\n\n")
 	p("| variant | full objects | managedFields stripped |\n|---|---:|---:|\n")
 	for _, v := range vs {
