@@ -3,6 +3,7 @@ package observability
 import (
 	"context"
 	"sync"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -95,12 +96,12 @@ func (r *EventRecorder) Warning(obj runtime.Object, reason, action, note string)
 
 // NormalRelated implements [RelatedRecorder].
 func (r *EventRecorder) NormalRelated(obj, related runtime.Object, reason, action, note string) {
-	r.recorder.Eventf(obj, related, corev1.EventTypeNormal, reason, action, "%s", note)
+	r.recorder.Eventf(obj, related, corev1.EventTypeNormal, reason, action, "%s", cutNote(note))
 }
 
 // WarningRelated implements [RelatedRecorder].
 func (r *EventRecorder) WarningRelated(obj, related runtime.Object, reason, action, note string) {
-	r.recorder.Eventf(obj, related, corev1.EventTypeWarning, reason, action, "%s", note)
+	r.recorder.Eventf(obj, related, corev1.EventTypeWarning, reason, action, "%s", cutNote(note))
 }
 
 // Shutdown stops the recorder after sending what is queued. Later calls do
@@ -186,4 +187,22 @@ func (f *FakeRecorder) Events() []Event {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]Event(nil), f.events...)
+}
+
+// maxNoteBytes is the API server's limit on an events.k8s.io/v1 note; a
+// longer note gets the whole event refused, so nothing would be recorded.
+const maxNoteBytes = 1024
+
+// cutNote shortens note to maxNoteBytes, on a UTF-8 boundary, marking the
+// cut with an ellipsis.
+func cutNote(note string) string {
+	if len(note) <= maxNoteBytes {
+		return note
+	}
+	const ellipsis = "…"
+	cut := maxNoteBytes - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + ellipsis
 }

@@ -302,3 +302,37 @@ func TestRecorderIsARunnable(t *testing.T) {
 	r.Shutdown()
 	r.Normal(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "late"}}, "Late", "Test", "after shutdown")
 }
+
+// A note longer than the API's 1 KiB limit is cut, not refused with the
+// whole event.
+func TestLongNoteIsCutNotLost(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
+	if err := cluster.Client().Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown()
+	r.Warning(cm, "Invalid", "Validate", "spec.config: "+strings.Repeat("é", 2000))
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		var list eventsv1.EventList
+		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) == 1 {
+			note := list.Items[0].Note
+			if len(note) > 1024 || !strings.HasPrefix(note, "spec.config: é") || !strings.HasSuffix(note, "…") {
+				t.Errorf("note of %d bytes: %.40q...", len(note), note)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d events recorded, want 1", len(list.Items))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
