@@ -283,10 +283,11 @@ func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, e
 			return observability.ResultRequeue, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 		}
 		return observability.ResultRequeue, reconcile.Result{RequeueAfter: d}, nil
-	case koperrors.IsTerminal(err) || apierrors.IsInvalid(err):
-		// A 422 from the API server is a problem of the parent's spec (a
-		// child it asked for is invalid): retrying cannot help until the
-		// parent changes.
+	case koperrors.IsTerminal(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
+		// A 422 or 400 from the API server is a problem of the parent's
+		// spec (a child it asked for is invalid, or cannot even be encoded,
+		// such as a value with control characters): retrying the same
+		// request cannot help until the parent changes.
 		logger.Error(err, "Reconcile failed terminally; waiting for a change")
 		a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
 		return observability.ResultTerminal, reconcile.Result{}, terminal(err)

@@ -40,8 +40,8 @@
 //     status.MarkReconciling or status.MarkStalled: Reconciling and Stalled
 //     describe one reconcile, so they are removed before Reconcile is
 //     called and stand only if it sets them again.
-//   - koperrors.Terminal(err), or a 422 Invalid from the API server (a child
-//     the spec asked for is invalid): no retry until the object changes;
+//   - koperrors.Terminal(err), or a 422 Invalid or 400 BadRequest from the
+//     API server (a child the spec asked for is invalid): no retry until the object changes;
 //     Stalled=True and Ready=False with the error's kind as reason; a
 //     Warning event.
 //   - koperrors.RequeueAfter(nil, d): not done yet, nothing failed; come

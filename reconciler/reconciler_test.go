@@ -156,6 +156,7 @@ func TestErrorsAndMarkers(t *testing.T) {
 		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "Unavailable"},
 		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
 		{"invalid from the API server", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
+		{"bad request from the API server", apierrors.NewBadRequest("yaml: control characters are not allowed"), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
 		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", "", 30 * time.Second, "Unknown/Progressing", "-", ""},
 		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", "error", time.Minute, "False/Internal", "-", "Internal"},
 		{"already exists", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "AlreadyExists"},
