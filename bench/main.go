@@ -59,8 +59,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/apply"
+	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"

@@ -69,7 +69,10 @@ func childObjects(w *widget.Widget) []client.Object {
 		&corev1.Service{ObjectMeta: meta(), Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone,
 			Selector:  map[string]string{"app": w.Name},
-			Ports:     []corev1.ServicePort{{Name: "http", Port: port(w.Spec.Size)}},
+			// TargetPort spelled out: a typed zero IntOrString is sent as
+			// targetPort: 0, which the server defaults to the port, so the
+			// child would never prove unchanged after a restart.
+			Ports: []corev1.ServicePort{{Name: "http", Port: port(w.Spec.Size), TargetPort: intstr.FromInt32(port(w.Spec.Size))}},
 		}},
 	}
 }
