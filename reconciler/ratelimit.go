@@ -26,10 +26,14 @@ const (
 // transientMax. The Adapter tells it about each failure ([rateLimiter.failed])
 // just before controller-runtime asks When.
 type rateLimiter struct {
-	mu       sync.Mutex
-	failures map[reconcile.Request]int
-	hints    map[reconcile.Request]hint
-	bucket   *rate.Limiter
+	mu sync.Mutex
+	// failures counts failures in a row, and transient those of them that
+	// were transient: each kind backs off on its own count, so an outage
+	// does not leave a long backoff behind for the first other failure
+	// after it.
+	failures, transient map[reconcile.Request]int
+	hints               map[reconcile.Request]hint
+	bucket              *rate.Limiter
 }
 
 // hint is what the Adapter knows about an object's last failure.
@@ -40,7 +44,8 @@ type hint struct {
 
 func newRateLimiter() *rateLimiter {
 	return &rateLimiter{
-		failures: map[reconcile.Request]int{},
+		failures:  map[reconcile.Request]int{},
+		transient: map[reconcile.Request]int{},
 		hints:    map[reconcile.Request]hint{},
 		bucket:   rate.NewLimiter(rate.Limit(bucketQPS), bucketBurst),
 	}
@@ -60,10 +65,17 @@ func (r *rateLimiter) failed(req reconcile.Request, asked bool, after time.Durat
 // When returns how long req waits before its next attempt.
 func (r *rateLimiter) When(req reconcile.Request) time.Duration {
 	r.mu.Lock()
-	n := r.failures[req]
-	r.failures[req] = n + 1
 	h, ok := r.hints[req]
 	delete(r.hints, req)
+	transient := ok && h.transient
+	n := r.failures[req] - r.transient[req] // other failures so far
+	if transient {
+		n = r.transient[req]
+	}
+	r.failures[req]++
+	if transient {
+		r.transient[req]++
+	}
 	r.mu.Unlock()
 	if ok && h.after > 0 {
 		return h.after
@@ -72,7 +84,7 @@ func (r *rateLimiter) When(req reconcile.Request) time.Duration {
 	if d > backoffMax || d <= 0 {
 		d = backoffMax
 	}
-	if ok && h.transient {
+	if transient {
 		return min(d, transientMax)
 	}
 	return max(d, r.bucket.Reserve().Delay())
@@ -83,6 +95,7 @@ func (r *rateLimiter) Forget(req reconcile.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.failures, req)
+	delete(r.transient, req)
 	delete(r.hints, req)
 }
 
