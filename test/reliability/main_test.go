@@ -37,8 +37,8 @@ var (
 	load sizes
 )
 
-// sizes are a variant's parameters: the short one for `go test ./...`, the
-// full one when RELIABILITY_N asks for it.
+// sizes are a variant's parameters: short up to 50 parents (outages and
+// quiet windows of seconds), full beyond.
 type sizes struct {
 	full    bool
 	parents int
@@ -52,23 +52,24 @@ type sizes struct {
 }
 
 func sizesFromEnv() (sizes, error) {
-	s := sizes{parents: 20, quiet: 15 * time.Second, outage: 5 * time.Second, converge: 4 * time.Minute}
-	if v := os.Getenv("RELIABILITY_N"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return s, fmt.Errorf("RELIABILITY_N=%q: want a positive number of parents", v)
-		}
-		s = sizes{full: true, parents: n, quiet: time.Minute, outage: 40 * time.Second, converge: 10 * time.Minute}
+	v := os.Getenv("RELIABILITY_N")
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return sizes{}, fmt.Errorf("RELIABILITY_N=%q: want a positive number of parents", v)
 	}
-	return s, nil
+	if n <= 50 {
+		return sizes{parents: n, quiet: 15 * time.Second, outage: 5 * time.Second, converge: 4 * time.Minute}, nil
+	}
+	return sizes{full: true, parents: n, quiet: time.Minute, outage: 40 * time.Second, converge: 10 * time.Minute}, nil
 }
 
 func (s sizes) String() string { return fmt.Sprintf("%d WebApps", s.parents) }
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	if testing.Short() {
-		fmt.Println("reliability: skipped in -short mode")
+	if testing.Short() || os.Getenv("RELIABILITY_N") == "" {
+		// Minutes of a full cluster under load: not part of `make test`.
+		fmt.Println("reliability: skipped; set RELIABILITY_N (make test-reliability)")
 		return
 	}
 	os.Exit(run(m))
@@ -98,10 +99,12 @@ func run(m *testing.M) int {
 	go func() { built <- buildOperator(filepath.Join(buildDir, "webapp")) }()
 
 	start := time.Now()
-	nodes := 2 + load.parents/100 // 110 pods per node
+	nodes := 2 + load.parents/50 // 110 pods per node; a scenario has up to 1.5 × parents
 	c, err := testkit.Start(context.Background(), testkit.Options{Full: true, Nodes: nodes, CRDs: crds, Scheme: operator.Scheme(), StartTimeout: 5 * time.Minute})
 	if err != nil {
-		<-built
+		if berr := <-built; berr != nil {
+			fmt.Fprintln(os.Stderr, "reliability:", berr)
+		}
 		fmt.Fprintln(os.Stderr, "reliability: testkit:", err)
 		return 1
 	}
