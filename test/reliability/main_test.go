@@ -37,6 +37,12 @@ var (
 	load sizes
 )
 
+// maxParents is the most WebApps a scenario can have: each has a Service
+// with a cluster IP, and the testkit's Service range is a /24 (254
+// addresses, one for the "kubernetes" Service, a few for Services of
+// namespaces still being deleted).
+const maxParents = 240
+
 // sizes are a variant's parameters: short up to 50 parents (outages and
 // quiet windows of seconds), full beyond.
 type sizes struct {
@@ -54,8 +60,8 @@ type sizes struct {
 func sizesFromEnv() (sizes, error) {
 	v := os.Getenv("RELIABILITY_N")
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
-		return sizes{}, fmt.Errorf("RELIABILITY_N=%q: want a positive number of parents", v)
+	if err != nil || n < 1 || n > maxParents {
+		return sizes{}, fmt.Errorf("RELIABILITY_N=%q: want a number of parents from 1 to %d", v, maxParents)
 	}
 	if n <= 50 {
 		return sizes{parents: n, quiet: 15 * time.Second, outage: 5 * time.Second, converge: 4 * time.Minute}, nil
@@ -119,6 +125,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		return 1
 	}
+	_ = os.Remove(buildDir) // empty now
 	if err := demo.Install(context.Background(), c.Client(), operatorUser); err != nil {
 		fmt.Fprintln(os.Stderr, "reliability:", err)
 		return 1

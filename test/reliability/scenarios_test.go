@@ -33,10 +33,10 @@ var productionFaults = testkit.Faults{
 	Error500:          0.05,
 	ResetAfterServer:  0.03,
 	Latency:           0.2, Delay: 20 * time.Millisecond, Jitter: 200 * time.Millisecond,
-	DropWatch: 0.3, WatchLifetime: 5 * time.Second,
+	DropWatch: 1, WatchLifetime: 5 * time.Second, // every watch cut within 5 s
 }
 
-const faultsSummary = "5% 500, 2% 429, 3% reset before, 3% reset after, 20% +20–220 ms, 30% watches cut ≤5 s"
+const faultsSummary = "5% 500, 2% 429, 3% reset before, 3% reset after, 20% +20–220 ms, every watch cut ≤5 s"
 
 // Scenario 1: the operator behind the fault proxy converges, and once the
 // faults stop it falls quiet. Its requests are compared with a fault-free
@@ -145,9 +145,13 @@ func TestAPIServerRestart(t *testing.T) {
 	}
 	firstReconcile := time.Since(back)
 	took := s.waitConverged(t.Context(), load.parents, checkOptions{})
+	// Whether the operator or the cluster set the pace: when the last
+	// Deployment became Available, and the last WebApp Ready.
+	lastDeployment, lastReady := s.lastTransitions(t.Context())
 	report(t, result{"2. API server restart mid-convergence", load.String(),
 		fmt.Sprintf("API server down %s", load.outage), "",
-		fmt.Sprintf("first reconcile %.1fs after the API server was back; all converged %.0fs after", firstReconcile.Seconds(), (firstReconcile + took).Seconds())})
+		fmt.Sprintf("first reconcile %.1fs after the API server was back; all converged %.0fs after (last Deployment Available at +%.0fs, last WebApp Ready at +%.0fs)",
+			firstReconcile.Seconds(), (firstReconcile + took).Seconds(), lastDeployment.Sub(back).Seconds(), lastReady.Sub(back).Seconds())})
 }
 
 // Scenario 2b: with leader election, an outage longer than the renew
@@ -207,7 +211,10 @@ func TestLeaderFailover(t *testing.T) {
 	}
 	_, _ = a.wait(10 * time.Second)
 	_, lastA, _ := a.writes.span()
-	s.createParents(ctx, load.parents, load.parents+load.parents/4)
+	// New work after each failover: a quarter more WebApps, within the
+	// Service range (maxParents in all).
+	more := max(1, min(load.parents/4, (maxParents-load.parents)/2))
+	s.createParents(ctx, load.parents, load.parents+more)
 	idB, _, err := s.waitLease(ctx, 2*leaseDuration, func(h string) bool { return h != idA })
 	if err != nil {
 		t.Fatal(err)
@@ -221,7 +228,7 @@ func TestLeaderFailover(t *testing.T) {
 	if limit := leaseDuration + 2*retryPeriod*12/10 + 5*time.Second; killTakeover > limit {
 		t.Errorf("after SIGKILL, b took over in %s, want within the lease duration + two retry periods (+5 s slack): %s", killTakeover, limit)
 	}
-	total := load.parents + load.parents/4
+	total := load.parents + more
 	s.waitConverged(ctx, total, checkOptions{})
 	if n, firstB, _ := b.writes.span(); n == 0 || firstB.Before(killed) {
 		t.Errorf("b: %d writes, first at %s, want writes only after a was killed at %s", n, firstB.Format(time.StampMilli), killed.Format(time.StampMilli))
@@ -237,8 +244,8 @@ func TestLeaderFailover(t *testing.T) {
 	if err := b.signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	s.createParents(ctx, total, total+load.parents/4)
-	total += load.parents / 4
+	s.createParents(ctx, total, total+more)
+	total += more
 	if _, _, err := s.waitLease(ctx, 2*leaseDuration, func(h string) bool { return h != idB }); err != nil {
 		t.Fatal(err)
 	}
@@ -492,4 +499,29 @@ func foreignKept(ctx context.Context, app *webappv1.WebApp) []string {
 		p = append(p, "Deployment: foreign field revisionHistoryLimit lost")
 	}
 	return p
+}
+
+// lastTransitions returns the latest lastTransitionTime of the scenario's
+// Deployments' Available=True condition and of its WebApps' Ready=True
+// condition (whole seconds, as the API server stores them).
+func (s *scenario) lastTransitions(ctx context.Context) (deployment, ready time.Time) {
+	var deps appsv1.DeploymentList
+	if err := cluster.Client().List(ctx, &deps, client.InNamespace(s.ns)); err == nil {
+		for _, d := range deps.Items {
+			for _, c := range d.Status.Conditions {
+				if c.Type == appsv1.DeploymentAvailable && c.Status == corev1.ConditionTrue && c.LastTransitionTime.After(deployment) {
+					deployment = c.LastTransitionTime.Time
+				}
+			}
+		}
+	}
+	var apps webappv1.WebAppList
+	if err := cluster.Client().List(ctx, &apps, client.InNamespace(s.ns)); err == nil {
+		for i := range apps.Items {
+			if c := status.Get(&apps.Items[i], status.Ready); c != nil && c.Status == metav1.ConditionTrue && c.LastTransitionTime.After(ready) {
+				ready = c.LastTransitionTime.Time
+			}
+		}
+	}
+	return deployment, ready
 }
