@@ -134,6 +134,13 @@ demo: testkit-bin ## Run the WebApp operator on a local cluster and walk through
 test: testkit-bin ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
+RELIABILITY_N ?= 200
+RELIABILITY_TIMEOUT ?= 60m
+
+.PHONY: test-reliability
+test-reliability: testkit-bin ## Run the reliability suite (test/reliability): RELIABILITY_N WebApps per scenario (default 200; 20 for the short variant), RELIABILITY_WRITE=1 writes its RESULTS.md.
+	RELIABILITY_N=$(RELIABILITY_N) KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -v -timeout $(RELIABILITY_TIMEOUT) ./test/reliability/...
+
 BENCH_N ?= 500
 BENCH_ROUNDS ?= 3
 
