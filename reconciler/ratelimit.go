@@ -46,8 +46,8 @@ func newRateLimiter() *rateLimiter {
 	return &rateLimiter{
 		failures:  map[reconcile.Request]int{},
 		transient: map[reconcile.Request]int{},
-		hints:    map[reconcile.Request]hint{},
-		bucket:   rate.NewLimiter(rate.Limit(bucketQPS), bucketBurst),
+		hints:     map[reconcile.Request]hint{},
+		bucket:    rate.NewLimiter(rate.Limit(bucketQPS), bucketBurst),
 	}
 }
 
