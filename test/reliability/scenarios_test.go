@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +16,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+	"github.com/kopgo/kopgo/examples/webapp/operator"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
 )
@@ -57,6 +61,7 @@ func TestFaultProxy(t *testing.T) {
 		s := newScenario(t)
 		op := s.startOperator("faulty", operatorOpts{faults: productionFaults})
 		s.createParents(t.Context(), 0, load.parents)
+		sentinel := secretSentinel(t, s)
 		took := s.waitConverged(t.Context(), load.parents, checkOptions{})
 		st := op.proxy.Stats()
 		t.Logf("converged in %s through %v", took.Round(time.Second), st)
@@ -74,6 +79,7 @@ func TestFaultProxy(t *testing.T) {
 		if p := s.problems(t.Context(), load.parents, checkOptions{}); len(p) > 0 {
 			t.Errorf("after the quiet window: %s", strings.Join(p, "; "))
 		}
+		noSecretIn(t, s, op.log, sentinel)
 		multiple := ""
 		if clean > 0 {
 			multiple = fmt.Sprintf(" (%.1f× the fault-free run)", float64(st.Requests)/float64(clean))
@@ -573,4 +579,43 @@ func podCondition(pod *corev1.Pod, t corev1.PodConditionType) corev1.ConditionSt
 		}
 	}
 	return corev1.ConditionUnknown
+}
+
+// secretSentinel creates a Secret labelled for the first WebApp (its pods
+// get it as environment variables) holding a value that must never appear
+// in the operator's logs or in events, and returns that value.
+func secretSentinel(t *testing.T, s *scenario) string {
+	t.Helper()
+	sentinel := "kopgo-sentinel-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: parentName(0) + "-creds",
+			Labels: map[string]string{operator.SecretLabel: parentName(0)}},
+		StringData: map[string]string{"PASSWORD": sentinel},
+	}
+	if err := cluster.Client().Create(t.Context(), secret); err != nil {
+		t.Fatal(err)
+	}
+	return sentinel
+}
+
+// noSecretIn checks that sentinel is in neither the operator's log nor an
+// event of the scenario's namespace.
+func noSecretIn(t *testing.T, s *scenario, logPath, sentinel string) {
+	t.Helper()
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), sentinel) {
+		t.Error("a Secret's value is in the operator's log")
+	}
+	var events eventsv1.EventList
+	if err := cluster.Client().List(t.Context(), &events, client.InNamespace(s.ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if strings.Contains(e.Note, sentinel) {
+			t.Errorf("a Secret's value is in event %s: %s", e.Name, e.Note)
+		}
+	}
 }
