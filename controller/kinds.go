@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -112,16 +113,9 @@ func (d declaredOnly) List(ctx context.Context, list client.ObjectList, opts ...
 	if err != nil {
 		return err
 	}
-	gvk.Kind = trimList(gvk.Kind)
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	if !d.kinds[gvk] {
 		return fmt.Errorf("list %s from the cache: %w", gvk.Kind, errNotDeclared)
 	}
 	return d.Reader.List(ctx, list, opts...)
-}
-
-func trimList(kind string) string {
-	if len(kind) > 4 && kind[len(kind)-4:] == "List" {
-		return kind[:len(kind)-4]
-	}
-	return kind
 }

@@ -22,7 +22,9 @@ const (
 	ResultSuccess Result = "success"
 	// ResultRequeue: it asked to be run again (RequeueAfter without error).
 	ResultRequeue Result = "requeue"
-	// ResultConflict: a 409 Conflict, retried at once and not an error.
+	// ResultConflict: an optimistic-lock 409 retried quietly through the
+	// rate limiter; not an error (the fourth in a row is counted as
+	// ResultError).
 	ResultConflict Result = "conflict"
 	// ResultError: it failed and will be retried with backoff.
 	ResultError Result = "error"

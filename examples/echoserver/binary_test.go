@@ -58,7 +58,8 @@ func TestBinaryLeaderElection(t *testing.T) {
 	a := startBinary(t, bin, "a", "--kubeconfig="+kubeconfig, "--namespace="+ns, "--leader-elect", "--selector="+selector, "--concurrency=2")
 	b := startBinary(t, bin, "b", "--kubeconfig="+kubeconfig, "--namespace="+ns, "--leader-elect", "--selector="+selector, "--concurrency=2")
 	// /metrics is HTTPS and answers only tokens allowed to read it.
-	a.token, b.token = metricsToken(t, ns)
+	token := metricsToken(t, ns)
+	a.token, b.token = token, token
 	a.waitReady(t)
 	b.waitReady(t) // the standby is ready too: alive, caches synced
 
@@ -456,8 +457,8 @@ func httpGetWithToken(ctx context.Context, url, token string) (string, int, erro
 }
 
 // metricsToken makes a service account allowed to GET /metrics, as a
-// Prometheus would be, and returns two tokens of it.
-func metricsToken(t *testing.T, ns string) (string, string) {
+// Prometheus would be, and returns a token of it.
+func metricsToken(t *testing.T, ns string) string {
 	t.Helper()
 	c := cluster.Client()
 	name := "metrics-reader"
@@ -479,5 +480,5 @@ func metricsToken(t *testing.T, ns string) (string, string) {
 	if err := c.SubResource("token").Create(t.Context(), objs[0], tr); err != nil {
 		t.Fatal(err)
 	}
-	return tr.Status.Token, tr.Status.Token
+	return tr.Status.Token
 }
