@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -98,7 +99,7 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	if hc == nil {
 		var err error
 		if hc, err = rest.HTTPClientFor(cfg); err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", kopmeta.ObjectRef{})
 		}
 	}
 	hc = recordingHTTPClient(hc)
@@ -106,12 +107,12 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	if mapper == nil {
 		var err error
 		if mapper, err = apiutil.NewDynamicRESTMapper(cfg, hc); err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", kopmeta.ObjectRef{})
 		}
 	}
 	cl, err := client.New(cfg, client.Options{Scheme: c.scheme, HTTPClient: hc, Mapper: mapper})
 	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", koperrors.Object{})
+		return nil, koperrors.WrapKind(koperrors.Config, fmt.Errorf("new applier: %w", err), "", kopmeta.ObjectRef{})
 	}
 	return &Applier{
 		client:     cl,

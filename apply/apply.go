@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -55,13 +56,13 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res 
 	if err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", describe(obj))
 	}
-	ref := koperrors.Object{GroupVersionKind: in.gvk, Namespace: in.namespace, Name: in.name}
+	ref := kopmeta.ObjectRef{Group: in.gvk.Group, Kind: in.gvk.Kind, Namespace: in.namespace, Name: in.name}
 	span.SetAttributes(attribute.String("k8s.object.kind", ref.Kind), attribute.String("k8s.namespace.name", ref.Namespace), attribute.String("k8s.object.name", ref.Name))
 	return a.apply(ctx, in, ref, o)
 }
 
 // apply is [Applier.Apply] once the input is an intent.
-func (a *Applier) apply(ctx context.Context, in *intent, ref koperrors.Object, o ApplyOptions) (Result, error) {
+func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, o ApplyOptions) (Result, error) {
 	gvk := in.gvk
 	if err := a.validate(in, o); err != nil {
 		return Result{}, koperrors.Wrap(err, "apply", ref)
@@ -198,9 +199,9 @@ func (a *Applier) sameObject(live client.Object, u *unstructured.Unstructured, g
 }
 
 // describe names an input that could not be turned into an intent.
-func describe(obj any) koperrors.Object {
+func describe(obj any) kopmeta.ObjectRef {
 	if co, ok := obj.(client.Object); ok && co != nil {
-		return koperrors.ObjectOf(co)
+		return kopmeta.RefOf(co)
 	}
-	return koperrors.Object{GroupVersionKind: schema.GroupVersionKind{Kind: fmt.Sprintf("%T", obj)}}
+	return kopmeta.ObjectRef{Kind: fmt.Sprintf("%T", obj)}
 }

@@ -70,7 +70,7 @@ func newApplier(t *testing.T, opts ...apply.ApplierOption) (*apply.Applier, *cou
 		t.Fatal(err)
 	}
 	for _, warm := range []any{configMapAC("default", "warm-up", nil), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "warm-up"}}} {
-		if _, err := a.Apply(t.Context(), warm, apply.DryRun(true)); err != nil && !koperrors.IsInvalid(err) {
+		if _, err := a.Apply(t.Context(), warm, apply.DryRun(true)); err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 			t.Fatalf("warm-up: %v", err)
 		}
 	}
@@ -125,7 +125,7 @@ func waitCached(tb testing.TB, c client.Reader, obj client.Object, rv string) {
 func waitGone(t *testing.T, c client.Reader, obj client.Object) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for !koperrors.IsNotFound(c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj)) {
+	for koperrors.KindOf(c.Get(t.Context(), client.ObjectKeyFromObject(obj), obj)) != koperrors.NotFound {
 		if time.Now().After(deadline) {
 			t.Fatal("cache still has the deleted object")
 		}
@@ -291,7 +291,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	if err != nil || res.Outcome != apply.Created || res.Requests != 1 || requests.all.Load() != 1 {
 		t.Fatalf("dry-run create = %s with %d requests, %v; want Created with 1", res.Outcome, requests.all.Load(), err)
 	}
-	if err := cluster.Client().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "dry"}, &corev1.ConfigMap{}); !koperrors.IsNotFound(err) {
+	if err := cluster.Client().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "dry"}, &corev1.ConfigMap{}); koperrors.KindOf(err) != koperrors.NotFound {
 		t.Errorf("dry run created the object: %v", err)
 	}
 	if a.Remembered() != 0 {

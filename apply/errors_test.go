@@ -23,7 +23,7 @@ func TestConflictAndForce(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}))
-	if !koperrors.IsInvalid(err) {
+	if koperrors.KindOf(err) != koperrors.Invalid {
 		t.Fatalf("conflicting apply = %v, want Kind Invalid", err)
 	}
 	for _, want := range []string{"apply ConfigMap " + ns + "/cm", "other-manager", ".data.k", "Force"} {
@@ -80,7 +80,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			before := requests.patches.Load()
 			res, err := a.Apply(t.Context(), tt.obj, tt.opts...)
-			if !koperrors.IsInvalid(err) {
+			if koperrors.KindOf(err) != koperrors.Invalid {
 				t.Fatalf("Apply = %v, want Kind Invalid", err)
 			}
 			for _, want := range tt.want {
@@ -98,7 +98,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	if n := requests.all.Load(); n > 3 {
 		t.Errorf("%d requests for bad input, want only the unknown kind's discovery", n)
 	}
-	if _, err := apply.New(cluster.Config, ""); !koperrors.IsConfig(err) {
+	if _, err := apply.New(cluster.Config, ""); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("New without field owner = %v, want Kind Config", err)
 	}
 }

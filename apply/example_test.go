@@ -75,7 +75,7 @@ func ExampleApplier_Apply() {
 		// Another field manager owns some of these fields: take them over.
 		res, err = a.Apply(context.Background(),
 			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), apply.Force(true))
-	case koperrors.IsInvalid(err):
+	case koperrors.KindOf(err) == koperrors.Invalid:
 		fmt.Println("bad intent:", err)
 		return
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -38,11 +39,11 @@ func (a *Applier) validate(in *intent, o ApplyOptions) error {
 		a.scopes.learn(gvk, in.namespace != "")
 		return nil
 	case apimeta.IsNoMatchError(err):
-		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("apiVersion/kind: %s is not served by the API server: %w", gvk, err), "", koperrors.Object{})
-	case koperrors.IsInvalid(err) && in.namespace == "":
-		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace is required: %s is namespaced (%w)", gvk.Kind, err), "", koperrors.Object{})
-	case koperrors.IsInvalid(err):
-		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace %q must be empty: %s is cluster-scoped (%w)", in.namespace, gvk.Kind, err), "", koperrors.Object{})
+		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("apiVersion/kind: %s is not served by the API server: %w", gvk, err), "", kopmeta.ObjectRef{})
+	case koperrors.KindOf(err) == koperrors.Invalid && in.namespace == "":
+		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace is required: %s is namespaced (%w)", gvk.Kind, err), "", kopmeta.ObjectRef{})
+	case koperrors.KindOf(err) == koperrors.Invalid:
+		return koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("metadata.namespace %q must be empty: %s is cluster-scoped (%w)", in.namespace, gvk.Kind, err), "", kopmeta.ObjectRef{})
 	default:
 		return err
 	}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 )
@@ -286,7 +288,7 @@ func (b *Builder[T]) err() error {
 	if len(b.errs) == 0 {
 		return nil
 	}
-	return koperrors.WrapKind(koperrors.Config, koperrors.Join(b.errs...), "build controller", koperrors.Object{})
+	return koperrors.WrapKind(koperrors.Config, errors.Join(b.errs...), "build controller", kopmeta.ObjectRef{})
 }
 
 // Setup adds the controller to an existing manager.
@@ -305,11 +307,11 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if recorder == nil {
 		r, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), b.name)
 		if err != nil {
-			return koperrors.Wrap(err, "create event recorder", koperrors.Object{})
+			return koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
 		}
 		// Flushed and stopped when the manager stops.
 		if err := mgr.Add(r); err != nil {
-			return koperrors.Wrap(err, "add event recorder", koperrors.Object{})
+			return koperrors.Wrap(err, "add event recorder", kopmeta.ObjectRef{})
 		}
 		recorder = r
 	}
@@ -390,7 +392,7 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	if cfg == nil {
 		var err error
 		if cfg, err = ctrl.GetConfig(); err != nil {
-			return koperrors.WrapKind(koperrors.Config, err, "load kubeconfig", koperrors.Object{})
+			return koperrors.WrapKind(koperrors.Config, err, "load kubeconfig", kopmeta.ObjectRef{})
 		}
 	}
 	scheme := b.scheme
@@ -432,7 +434,7 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	opts.Cache.DefaultTransform = apply.KeepManagedFields(b.fieldOwner)
 	mgr, err := manager.New(cfg, opts)
 	if err != nil {
-		return koperrors.Wrap(err, "create manager", koperrors.Object{})
+		return koperrors.Wrap(err, "create manager", kopmeta.ObjectRef{})
 	}
 	if b.healthPort >= 0 {
 		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: readiness(mgr)}); err != nil {
@@ -469,7 +471,7 @@ func (p *probeServer) Start(ctx context.Context) error {
 	})
 	ln, err := net.Listen("tcp", p.addr)
 	if err != nil {
-		return koperrors.WrapKind(koperrors.Config, err, "listen for probes on "+p.addr, koperrors.Object{})
+		return koperrors.WrapKind(koperrors.Config, err, "listen for probes on "+p.addr, kopmeta.ObjectRef{})
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() {

@@ -100,7 +100,7 @@ func childMaker(reconciles *atomic.Int32) reconciler.Func[*widget.Widget] {
 		if err := owners.SetController(w, cm, env.Scheme); err != nil {
 			return err
 		}
-		if err := env.Client.Create(ctx, cm); err != nil && !koperrors.IsAlreadyExists(err) {
+		if err := env.Client.Create(ctx, cm); err != nil && koperrors.KindOf(err) != koperrors.AlreadyExists {
 			return err
 		}
 		return nil
@@ -281,7 +281,7 @@ func TestMistakesAreReturnedNotPanicked(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.b.Config(cluster.Config).Scheme(scheme).Run(t.Context())
-			if !koperrors.IsConfig(err) || !strings.Contains(err.Error(), tt.want) {
+			if koperrors.KindOf(err) != koperrors.Config || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Run = %v, want a Config error containing %q", err, tt.want)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // childKinds is what a reconciler that knows its children's kinds
@@ -38,14 +39,14 @@ func (b *Builder[T]) ownedKinds(scheme *runtime.Scheme) ([]client.Object, error)
 	for _, o := range owns {
 		gvk, err := apiutil.GVKForObject(o, scheme)
 		if err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Owns(%T)", b.name, o), koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Owns(%T)", b.name, o), kopmeta.ObjectRef{})
 		}
 		seen[gvk] = true
 	}
 	for _, o := range ck.ChildKinds() {
 		gvk, err := apiutil.GVKForObject(o, scheme)
 		if err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: child kind %T", b.name, o), koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: child kind %T", b.name, o), kopmeta.ObjectRef{})
 		}
 		if !seen[gvk] {
 			seen[gvk] = true
@@ -74,7 +75,7 @@ func declaredKinds(scheme *runtime.Scheme, objs []client.Object) (map[schema.Gro
 		}
 		gvk, err := apiutil.GVKForObject(o, scheme)
 		if err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("watched kind %T", o), koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("watched kind %T", o), kopmeta.ObjectRef{})
 		}
 		kinds[gvk] = true
 	}

@@ -2,6 +2,7 @@ package errors_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 var gr = schema.GroupResource{Group: "apps", Resource: "deployments"}
@@ -92,8 +94,8 @@ func TestKindOf(t *testing.T) {
 		{"plain", fixed(fmt.Errorf("boom")), koperrors.Internal},
 		{"canceled", fixed(context.Canceled), koperrors.Internal},
 		{"bare EOF", fixed(io.EOF), koperrors.Internal},
-		{"explicit kind wins", fixed(koperrors.WrapKind(koperrors.Config, apierrors.NewNotFound(gr, "web"), "load", koperrors.Object{})), koperrors.Config},
-		{"joined with a plain error", fixed(koperrors.Join(fmt.Errorf("other"), apierrors.NewNotFound(gr, "web"))), koperrors.NotFound},
+		{"explicit kind wins", fixed(koperrors.WrapKind(koperrors.Config, apierrors.NewNotFound(gr, "web"), "load", kopmeta.ObjectRef{})), koperrors.Config},
+		{"joined with a plain error", fixed(errors.Join(fmt.Errorf("other"), apierrors.NewNotFound(gr, "web"))), koperrors.NotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,10 +106,10 @@ func TestKindOf(t *testing.T) {
 				err,
 				wrapN(err, 1),
 				wrapN(err, 3),
-				koperrors.Join(err),
+				errors.Join(err),
 				koperrors.Terminal(wrapN(err, 2)),
 				koperrors.RequeueAfter(err, time.Second),
-				koperrors.Wrap(err, "get", koperrors.Object{}),
+				koperrors.Wrap(err, "get", kopmeta.ObjectRef{}),
 			}
 			var want, got []koperrors.Kind
 			for _, f := range forms {
@@ -135,33 +137,6 @@ func wrapN(err error, n int) error {
 func TestKindOfNil(t *testing.T) {
 	if got := koperrors.KindOf(nil); got != koperrors.Internal {
 		t.Errorf("KindOf(nil) = %s, want Internal", got)
-	}
-}
-
-func TestIsHelpers(t *testing.T) {
-	helpers := map[koperrors.Kind]func(error) bool{
-		koperrors.Internal: koperrors.IsInternal, koperrors.NotFound: koperrors.IsNotFound,
-		koperrors.Conflict: koperrors.IsConflict, koperrors.Forbidden: koperrors.IsForbidden,
-		koperrors.Invalid: koperrors.IsInvalid, koperrors.Timeout: koperrors.IsTimeout,
-		koperrors.Unavailable: koperrors.IsUnavailable, koperrors.Serialization: koperrors.IsSerialization,
-		koperrors.IO: koperrors.IsIO, koperrors.Config: koperrors.IsConfig,
-		koperrors.AlreadyExists: koperrors.IsAlreadyExists, koperrors.Expired: koperrors.IsExpired,
-	}
-	if len(helpers) != len(koperrors.Kinds()) {
-		t.Fatalf("%d helpers for %d kinds", len(helpers), len(koperrors.Kinds()))
-	}
-	for _, kind := range koperrors.Kinds() {
-		t.Run(kind.String(), func(t *testing.T) {
-			err := fmt.Errorf("outer: %w", koperrors.Errorf(kind, "inner"))
-			for other, is := range helpers {
-				if got, want := is(err), other == kind; got != want {
-					t.Errorf("Is%s(error of kind %s) = %t, want %t", other, kind, got, want)
-				}
-				if is(nil) {
-					t.Errorf("Is%s(nil) = true, want false", other)
-				}
-			}
-		})
 	}
 }
 

@@ -7,17 +7,18 @@
 //
 //	import koperrors "github.com/kopgo/kopgo/errors"
 //
-// It re-exports the standard library's [New], [Is], [As], [AsType], [Unwrap],
-// [Join] and [ErrUnsupported], so a file may import it in place of "errors".
+// It sits beside the standard library's errors package, not in its place:
+// errors.Is, errors.As and errors.Join work on its errors as on any other.
 //
 // # Naming the object
 //
 // [Wrap] turns a cause into an [*Error] for an operation on an object, and
 // classifies it; [WrapKind] and [Errorf] take an explicit Kind instead.
-// [ObjectOf] names a client.Object without a scheme: its GroupVersionKind
-// from TypeMeta when set, otherwise its Go type name.
+// The object is a kopmeta.ObjectRef (package github.com/kopgo/kopgo/meta,
+// kopgo's one identity type); kopmeta.RefOf names a client.Object without a
+// scheme: its kind from TypeMeta when set, otherwise its Go type name.
 //
-//	return koperrors.Wrap(err, "apply", koperrors.ObjectOf(deploy))
+//	return koperrors.Wrap(err, "apply", kopmeta.RefOf(deploy))
 //	// apply Deployment default/web: <cause>
 //
 // Wrapping nil returns nil, so the result of a call can be wrapped unchecked.
@@ -27,8 +28,8 @@
 // [KindOf] returns the Kind of an [*Error] in the chain, or else classifies
 // the chain with the table below, top to bottom, first match wins; anything
 // else is [Internal]. Each row looks through wrapping with %w, errors.Join
-// and kopgo's markers. The IsX helpers ([IsNotFound], [IsConflict], ...) are
-// KindOf(err) == X, so they agree with the table.
+// and kopgo's markers. There is one way to ask: KindOf(err) == X (no IsX
+// helper per kind to keep in step with the table).
 //
 //	Invalid        409 with FieldManagerConflict causes (server-side apply: Force or change intent)
 //	NotFound       404 NotFound
@@ -67,24 +68,24 @@
 // The set of kinds is closed, so [Kind.String] is safe as a Prometheus label
 // value; [Kinds] lists them for pre-registration.
 //
-//	if err := c.Get(ctx, key, &cm); koperrors.IsNotFound(err) { ... }
+//	if err := c.Get(ctx, key, &cm); koperrors.KindOf(err) == koperrors.NotFound { ... }
 //
 // # Markers for the reconcile loop
 //
 // [Terminal] says that retrying cannot help: the loop stops retrying the
 // object until it changes and reports Stalled=True. [RequeueAfter] sets the
 // next attempt's delay; with a nil cause it is a plain "come back later"
-// that is neither logged nor counted as an error ([IsRequeueOnly]). Both
+// that is neither logged nor counted as an error ([Failed] is false). Both
 // keep the cause reachable and leave the message alone, so KindOf,
 // errors.Is and errors.As work on a marked error as on the cause. A reconcile
 // loop tells the outcomes apart in this order:
 //
-//	err == nil                    success
-//	koperrors.IsRequeueOnly(err)  requeue after RequeueAfterOf(err), no error
-//	koperrors.IsTerminal(err)     log, set Stalled, do not retry
-//	koperrors.IsConflict(err)     requeue at once, quietly
-//	RequeueAfterOf(err) is set    log, retry after the delay
-//	otherwise                     log, retry with backoff
+//	err == nil                                  success
+//	!koperrors.Failed(err)                      requeue after RequeueAfterOf(err), no error
+//	koperrors.IsTerminal(err)                   log, set Stalled, do not retry
+//	koperrors.KindOf(err) == koperrors.Conflict requeue at once, quietly
+//	RequeueAfterOf(err) is set                  log, retry after the delay
+//	otherwise                                   log, retry with backoff
 //
 // For example:
 //

@@ -1,25 +1,26 @@
 package errors_test
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 func ExampleWrap() {
 	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
 	cause := apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", fmt.Errorf("the object has been modified"))
 
-	err := koperrors.Wrap(cause, "apply", koperrors.ObjectOf(deploy))
+	err := koperrors.Wrap(cause, "apply", kopmeta.RefOf(deploy))
 	fmt.Println(err)
-	fmt.Println(koperrors.KindOf(err), koperrors.IsConflict(err), koperrors.Is(err, cause))
+	fmt.Println(koperrors.KindOf(err), koperrors.KindOf(err) == koperrors.Conflict, errors.Is(err, cause))
 	// Output:
 	// apply Deployment default/web: Operation cannot be fulfilled on deployments.apps "web": the object has been modified
 	// Conflict true true
@@ -51,14 +52,14 @@ func ExampleTerminal() {
 func ExampleRequeueAfter() {
 	later := koperrors.RequeueAfter(nil, 30*time.Second)
 	d, ok := koperrors.RequeueAfterOf(later)
-	fmt.Println(later, d, ok, koperrors.IsRequeueOnly(later))
+	fmt.Println(later, d, ok, koperrors.Failed(later))
 
 	failed := koperrors.RequeueAfter(fmt.Errorf("backend busy"), time.Minute)
 	d, ok = koperrors.RequeueAfterOf(failed)
-	fmt.Println(failed, d, ok, koperrors.IsRequeueOnly(failed))
+	fmt.Println(failed, d, ok, koperrors.Failed(failed))
 	// Output:
-	// requeue after 30s 30s true true
-	// backend busy 1m0s true false
+	// requeue after 30s 30s true false
+	// backend busy 1m0s true true
 }
 
 func ExampleKinds() {
@@ -71,22 +72,12 @@ func ExampleKinds() {
 	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config AlreadyExists Expired
 }
 
-func ExampleIsRequeueOnly() {
+func ExampleFailed() {
 	later := koperrors.RequeueAfter(nil, time.Minute)
-	fmt.Println(koperrors.IsRequeueOnly(fmt.Errorf("sync: %w", later)))
+	fmt.Println(koperrors.Failed(fmt.Errorf("sync: %w", later)))
 	// A real error joined to a requeue is not dropped.
-	fmt.Println(koperrors.IsRequeueOnly(koperrors.Join(later, fmt.Errorf("backend down"))))
+	fmt.Println(koperrors.Failed(errors.Join(later, fmt.Errorf("backend down"))))
 	// Output:
-	// true
 	// false
-}
-
-func ExampleObjectOf() {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "settings"}}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}
-	fmt.Println(koperrors.ObjectOf(cm))
-	fmt.Println(koperrors.ObjectOf(ns))
-	// Output:
-	// ConfigMap team-a/settings
-	// Namespace team-a
+	// true
 }

@@ -86,39 +86,3 @@ func Kinds() []Kind {
 func (k Kind) Retryable() bool {
 	return k == Conflict || k == Expired || k == Timeout || k == Unavailable
 }
-
-// IsNotFound reports whether err is of Kind [NotFound].
-func IsNotFound(err error) bool { return err != nil && KindOf(err) == NotFound }
-
-// IsConflict reports whether err is of Kind [Conflict].
-func IsConflict(err error) bool { return err != nil && KindOf(err) == Conflict }
-
-// IsForbidden reports whether err is of Kind [Forbidden].
-func IsForbidden(err error) bool { return err != nil && KindOf(err) == Forbidden }
-
-// IsInvalid reports whether err is of Kind [Invalid].
-func IsInvalid(err error) bool { return err != nil && KindOf(err) == Invalid }
-
-// IsTimeout reports whether err is of Kind [Timeout].
-func IsTimeout(err error) bool { return err != nil && KindOf(err) == Timeout }
-
-// IsUnavailable reports whether err is of Kind [Unavailable].
-func IsUnavailable(err error) bool { return err != nil && KindOf(err) == Unavailable }
-
-// IsSerialization reports whether err is of Kind [Serialization].
-func IsSerialization(err error) bool { return err != nil && KindOf(err) == Serialization }
-
-// IsIO reports whether err is of Kind [IO].
-func IsIO(err error) bool { return err != nil && KindOf(err) == IO }
-
-// IsConfig reports whether err is of Kind [Config].
-func IsConfig(err error) bool { return err != nil && KindOf(err) == Config }
-
-// IsInternal reports whether err is non-nil and of Kind [Internal].
-func IsInternal(err error) bool { return err != nil && KindOf(err) == Internal }
-
-// IsAlreadyExists reports whether err is of Kind [AlreadyExists].
-func IsAlreadyExists(err error) bool { return err != nil && KindOf(err) == AlreadyExists }
-
-// IsExpired reports whether err is of Kind [Expired].
-func IsExpired(err error) bool { return err != nil && KindOf(err) == Expired }

@@ -72,7 +72,7 @@ func (r *requeueError) Unwrap() error { return r.err }
 //
 // With a nil err it is a plain request to come back later: nothing failed,
 // and the reconcile loop neither logs it nor counts it as an error (see
-// [IsRequeueOnly]). Its message is "requeue after 30s". A d of zero or less
+// [Failed]). Its message is "requeue after 30s". A d of zero or less
 // then asks for the next attempt as soon as the rate limiter allows.
 //
 // With a non-nil err and a d of zero or less it returns err unchanged: there
@@ -104,12 +104,18 @@ func RequeueAfterOf(err error) (time.Duration, bool) {
 	return shortest, found
 }
 
-// IsRequeueOnly reports whether err asks for a requeue and reports no failure:
-// every branch of its tree ends in a [RequeueAfter] with a nil cause, and none
-// is [Terminal]. Wrapping adds context, not failure, so
-// fmt.Errorf("sync: %w", RequeueAfter(nil, d)) is requeue-only, while
-// Join(RequeueAfter(nil, d), err) is not: the error is not dropped.
-func IsRequeueOnly(err error) bool {
+// Failed reports whether err reports a failure: it is not nil, and not only
+// a request to come back later. An error is only such a request when every
+// branch of its tree ends in a [RequeueAfter] with a nil cause and none is
+// [Terminal]. Wrapping adds context, not failure, so
+// fmt.Errorf("sync: %w", RequeueAfter(nil, d)) has not failed, while
+// Join(RequeueAfter(nil, d), err) has: the error is not dropped.
+func Failed(err error) bool {
+	return err != nil && !requeueOnly(err)
+}
+
+// requeueOnly is the tree walk behind [Failed].
+func requeueOnly(err error) bool {
 	switch e := err.(type) { //nolint:errorlint // the tree is walked by hand
 	case nil:
 		return false
@@ -123,14 +129,14 @@ func IsRequeueOnly(err error) bool {
 			if err == nil {
 				continue
 			}
-			if !IsRequeueOnly(err) {
+			if !requeueOnly(err) {
 				return false
 			}
 			n++
 		}
 		return n > 0
 	case interface{ Unwrap() error }:
-		return IsRequeueOnly(e.Unwrap())
+		return requeueOnly(e.Unwrap())
 	}
 	return false
 }

@@ -18,13 +18,13 @@ func TestTerminalInteroperatesWithControllerRuntime(t *testing.T) {
 	for _, tc := range []struct {
 		name           string
 		err            error
-		kopgo, runtime bool // IsTerminal; errors.Is(err, reconcile.TerminalError(nil))
+		kopgo, runtime bool // IsTerminal; stderrors.Is(err, reconcile.TerminalError(nil))
 	}{
 		{"kopgo Terminal", koperrors.Terminal(cause), true, true},
 		{"wrapped kopgo Terminal", fmt.Errorf("sync: %w", koperrors.Terminal(cause)), true, true},
 		{"controller-runtime TerminalError", reconcile.TerminalError(cause), true, true},
 		{"wrapped controller-runtime TerminalError", fmt.Errorf("sync: %w", reconcile.TerminalError(cause)), true, true},
-		{"joined", koperrors.Join(cause, koperrors.Terminal(io.EOF)), true, true},
+		{"joined", stderrors.Join(cause, koperrors.Terminal(io.EOF)), true, true},
 		{"plain", cause, false, false},
 		{"requeue", koperrors.RequeueAfter(cause, 0), false, false},
 		{"nil", nil, false, false},
@@ -34,7 +34,7 @@ func TestTerminalInteroperatesWithControllerRuntime(t *testing.T) {
 				t.Errorf("IsTerminal = %v, want %v", got, tc.kopgo)
 			}
 			if got := stderrors.Is(tc.err, reconcile.TerminalError(nil)); got != tc.runtime {
-				t.Errorf("errors.Is(err, reconcile.TerminalError(nil)) = %v, want %v", got, tc.runtime)
+				t.Errorf("stderrors.Is(err, reconcile.TerminalError(nil)) = %v, want %v", got, tc.runtime)
 			}
 		})
 	}
@@ -42,6 +42,6 @@ func TestTerminalInteroperatesWithControllerRuntime(t *testing.T) {
 	// is not.
 	err := koperrors.Terminal(cause)
 	if !stderrors.Is(err, cause) || stderrors.Is(err, io.EOF) {
-		t.Errorf("errors.Is through Terminal: cause %v, other %v", stderrors.Is(err, cause), stderrors.Is(err, io.EOF))
+		t.Errorf("stderrors.Is through Terminal: cause %v, other %v", stderrors.Is(err, cause), stderrors.Is(err, io.EOF))
 	}
 }

@@ -1,6 +1,7 @@
 package errors_test
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // outcome is what a reconcile loop reads from an error.
@@ -27,7 +29,7 @@ func outcomeOf(err error) outcome {
 		Terminal:     koperrors.IsTerminal(err),
 		RequeueAfter: d,
 		HasRequeue:   ok,
-		RequeueOnly:  koperrors.IsRequeueOnly(err),
+		RequeueOnly:  err != nil && !koperrors.Failed(err),
 		Kind:         koperrors.KindOf(err).String(),
 	}
 	if err != nil {
@@ -52,7 +54,7 @@ func TestMarkers(t *testing.T) {
 		{"terminal nil", koperrors.Terminal(nil), outcome{Kind: "Internal"}},
 		{"wrapped terminal", fmt.Errorf("reconcile: %w", koperrors.Terminal(cause)),
 			outcome{Terminal: true, Kind: "NotFound", Message: "reconcile: " + msg}},
-		{"joined terminal", koperrors.Join(plain, koperrors.Terminal(cause)),
+		{"joined terminal", errors.Join(plain, koperrors.Terminal(cause)),
 			outcome{Terminal: true, Kind: "NotFound", Message: "plain\n" + msg}},
 		{"requeue with cause", koperrors.RequeueAfter(cause, time.Minute),
 			outcome{RequeueAfter: time.Minute, HasRequeue: true, Kind: "NotFound", Message: msg}},
@@ -64,13 +66,13 @@ func TestMarkers(t *testing.T) {
 			outcome{HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "requeue after 0s"}},
 		{"requeue with cause and no delay", koperrors.RequeueAfter(cause, 0),
 			outcome{Kind: "NotFound", Message: msg}},
-		{"requeue joined with an error is not requeue only", koperrors.Join(koperrors.RequeueAfter(nil, time.Second), plain),
+		{"requeue joined with an error is not requeue only", errors.Join(koperrors.RequeueAfter(nil, time.Second), plain),
 			outcome{RequeueAfter: time.Second, HasRequeue: true, Kind: "Internal", Message: "requeue after 1s\nplain"}},
-		{"joined requeues take the shortest", koperrors.Join(koperrors.RequeueAfter(nil, time.Minute), koperrors.RequeueAfter(nil, time.Second)),
+		{"joined requeues take the shortest", errors.Join(koperrors.RequeueAfter(nil, time.Minute), koperrors.RequeueAfter(nil, time.Second)),
 			outcome{RequeueAfter: time.Second, HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "requeue after 1m0s\nrequeue after 1s"}},
 		{"terminal requeue is not requeue only", koperrors.Terminal(koperrors.RequeueAfter(nil, time.Second)),
 			outcome{Terminal: true, RequeueAfter: time.Second, HasRequeue: true, Kind: "Internal", Message: "requeue after 1s"}},
-		{"terminal of a wrapped error", koperrors.Terminal(koperrors.Wrap(cause, "get", koperrors.Object{Name: "web"})),
+		{"terminal of a wrapped error", koperrors.Terminal(koperrors.Wrap(cause, "get", kopmeta.ObjectRef{Name: "web"})),
 			outcome{Terminal: true, Kind: "NotFound", Message: "get web: " + msg}},
 	}
 	for _, tt := range tests {
@@ -85,7 +87,7 @@ func TestMarkers(t *testing.T) {
 // Markers keep the cause reachable for Is, As and the cause's own helpers.
 func TestMarkersKeepCause(t *testing.T) {
 	cause := apierrors.NewConflict(gr, "web", fmt.Errorf("modified"))
-	kerr := koperrors.Wrap(cause, "update", koperrors.Object{Name: "web"})
+	kerr := koperrors.Wrap(cause, "update", kopmeta.ObjectRef{Name: "web"})
 	tests := []struct {
 		name string
 		err  error
@@ -96,17 +98,17 @@ func TestMarkersKeepCause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if !koperrors.Is(tt.err, cause) {
+			if !errors.Is(tt.err, cause) {
 				t.Error("Is(err, cause) = false")
 			}
 			var se *apierrors.StatusError
-			if !koperrors.As(tt.err, &se) || se != cause {
+			if !errors.As(tt.err, &se) || se != cause {
 				t.Errorf("As(*StatusError) = %v, want the cause", se)
 			}
-			if e, ok := koperrors.AsType[*koperrors.Error](tt.err); !ok || e != kerr { //nolint:errorlint // identity of the wrapped *Error is what is tested
+			if e, ok := errors.AsType[*koperrors.Error](tt.err); !ok || e != kerr { //nolint:errorlint // identity of the wrapped *Error is what is tested
 				t.Errorf("AsType[*Error] = %v, %t, want the wrapped error", e, ok)
 			}
-			if !apierrors.IsConflict(tt.err) || !koperrors.IsConflict(tt.err) {
+			if !apierrors.IsConflict(tt.err) || koperrors.KindOf(tt.err) != koperrors.Conflict {
 				t.Error("the conflict is not seen through the marker")
 			}
 		})

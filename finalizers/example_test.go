@@ -44,7 +44,7 @@ func ExampleValidate() {
 	fmt.Println(finalizers.Validate("example.com/cleanup"))
 	err := finalizers.Validate("cleanup")
 	fmt.Println(err)
-	fmt.Println(koperrors.IsInvalid(err))
+	fmt.Println(koperrors.KindOf(err) == koperrors.Invalid)
 	// Output:
 	// <nil>
 	// finalizer "cleanup": must be domain-qualified, e.g. example.com/cleanup

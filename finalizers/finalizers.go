@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // Client is what [Add], [Remove] and [RemoveAll] need: patches, which also
@@ -41,7 +42,7 @@ func Has(obj client.Object, name string) bool {
 func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...Option) (bool, error) {
 	const op = "add finalizer"
 	if err := Validate(name); err != nil {
-		return false, koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(obj))
+		return false, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
 	}
 	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, stale bool) ([]patchOp, error) {
 		if slices.Contains(fins, name) {
@@ -57,7 +58,7 @@ func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...
 		return addOps(fins, name), nil
 	})
 	if err != nil {
-		return changed, koperrors.Wrap(fmt.Errorf("finalizer %q: %w", name, err), op, koperrors.ObjectOf(obj))
+		return changed, koperrors.Wrap(fmt.Errorf("finalizer %q: %w", name, err), op, kopmeta.RefOf(obj))
 	}
 	return changed, nil
 }
@@ -90,17 +91,17 @@ func remove(ctx context.Context, c Client, obj client.Object, names []string, op
 	for _, name := range names {
 		if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
 			return false, koperrors.WrapKind(koperrors.Invalid,
-				fmt.Errorf("finalizer %q: %s", name, strings.Join(msgs, "; ")), op, koperrors.ObjectOf(obj))
+				fmt.Errorf("finalizer %q: %s", name, strings.Join(msgs, "; ")), op, kopmeta.RefOf(obj))
 		}
 	}
 	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, _ bool) ([]patchOp, error) {
 		return removeOps(fins, names), nil
 	})
 	switch {
-	case koperrors.IsNotFound(err):
+	case koperrors.KindOf(err) == koperrors.NotFound:
 		return false, nil // gone: nothing is left to finalize
 	case err != nil:
-		return changed, koperrors.Wrap(fmt.Errorf("finalizer %s: %w", quoted(names), err), op, koperrors.ObjectOf(obj))
+		return changed, koperrors.Wrap(fmt.Errorf("finalizer %s: %w", quoted(names), err), op, kopmeta.RefOf(obj))
 	}
 	return changed, nil
 }

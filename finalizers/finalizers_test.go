@@ -237,7 +237,7 @@ func TestRemoveOnGoneAndDeletingObjects(t *testing.T) {
 	if changed, err := finalizers.Remove(t.Context(), c, cm, ours); err != nil || !changed {
 		t.Fatalf("Remove on a deleting object = %t, %v, want true, nil", changed, err)
 	}
-	if err := c.Get(t.Context(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); !koperrors.IsNotFound(err) {
+	if err := c.Get(t.Context(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{}); koperrors.KindOf(err) != koperrors.NotFound {
 		t.Fatalf("object still there after its last finalizer went: %v", err)
 	}
 	// The object is gone; a stale copy still lists ours: Remove succeeds.
@@ -247,7 +247,7 @@ func TestRemoveOnGoneAndDeletingObjects(t *testing.T) {
 	}
 	// Add on a gone object is an error the caller can branch on.
 	skeleton := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: cm.Namespace, Name: cm.Name}}
-	if _, err := finalizers.Add(t.Context(), c, skeleton, ours); !koperrors.IsNotFound(err) {
+	if _, err := finalizers.Add(t.Context(), c, skeleton, ours); koperrors.KindOf(err) != koperrors.NotFound {
 		t.Errorf("Add on a gone object: %v, want NotFound", err)
 	}
 }
@@ -260,7 +260,7 @@ func TestRecreatedObjectIsLeftAlone(t *testing.T) {
 	recreate := func(t *testing.T, old *corev1.ConfigMap, fins ...string) *corev1.ConfigMap {
 		t.Helper()
 		dropFinalizers(old)
-		if err := c.Delete(t.Context(), old.DeepCopy()); err != nil && !koperrors.IsNotFound(err) {
+		if err := c.Delete(t.Context(), old.DeepCopy()); err != nil && koperrors.KindOf(err) != koperrors.NotFound {
 			t.Fatal(err)
 		}
 		return newConfigMap(t, old.Namespace, fins...)
@@ -283,7 +283,7 @@ func TestRecreatedObjectIsLeftAlone(t *testing.T) {
 		old := newConfigMap(t, "")
 		fresh := recreate(t, old)
 		_, err := finalizers.Add(t.Context(), c, old, ours)
-		if !koperrors.IsNotFound(err) {
+		if koperrors.KindOf(err) != koperrors.NotFound {
 			t.Fatalf("Add on a replaced object: %v, want NotFound", err)
 		}
 		if got := serverFinalizers(t, fresh); len(got) != 0 {
@@ -304,14 +304,14 @@ func TestAddToDeletingObject(t *testing.T) {
 	}
 	requests.Store(0)
 	// The object in hand says it is being deleted: refused, no request.
-	if _, err := finalizers.Add(t.Context(), c, cm, ours); !koperrors.IsInvalid(err) {
+	if _, err := finalizers.Add(t.Context(), c, cm, ours); koperrors.KindOf(err) != koperrors.Invalid {
 		t.Errorf("Add to a deleting object in hand: %v, want Invalid", err)
 	}
 	if n := requests.Load(); n != 0 {
 		t.Errorf("%d requests, want 0", n)
 	}
 	// Only the server knows: the patch is refused, the re-read tells why.
-	if _, err := finalizers.Add(t.Context(), c, stale, ours); !koperrors.IsConflict(err) {
+	if _, err := finalizers.Add(t.Context(), c, stale, ours); koperrors.KindOf(err) != koperrors.Conflict {
 		t.Errorf("Add to a deleting object with a stale copy: %v, want Conflict", err)
 	}
 	if diff := cmp.Diff([]string{"other.io/holds"}, serverFinalizers(t, cm)); diff != "" {
@@ -336,10 +336,10 @@ func TestInvalidNamesSendNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, addErr := finalizers.Add(t.Context(), c, cm, tt.name)
 			_, removeErr := finalizers.Remove(t.Context(), c, cm, tt.name)
-			if got := addErr == nil; got != tt.addOK || (!got && !koperrors.IsInvalid(addErr)) {
+			if got := addErr == nil; got != tt.addOK || (!got && koperrors.KindOf(addErr) != koperrors.Invalid) {
 				t.Errorf("Add: %v, want ok=%t or Invalid", addErr, tt.addOK)
 			}
-			if got := removeErr == nil; got != tt.removeOK || (!got && !koperrors.IsInvalid(removeErr)) {
+			if got := removeErr == nil; got != tt.removeOK || (!got && koperrors.KindOf(removeErr) != koperrors.Invalid) {
 				t.Errorf("Remove: %v, want ok=%t or Invalid", removeErr, tt.removeOK)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -133,7 +134,7 @@ func preconditions(uid types.UID) []patchOp {
 func jsonPatch(ops []patchOp) (client.Patch, error) {
 	data, err := json.Marshal(ops)
 	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Serialization, err, "encode finalizer patch", koperrors.Object{})
+		return nil, koperrors.WrapKind(koperrors.Serialization, err, "encode finalizer patch", kopmeta.ObjectRef{})
 	}
 	return client.RawPatch(types.JSONPatchType, data), nil
 }

@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -10,31 +11,19 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/scope"
 )
 
-// Ref names an object that collection acted on.
-type Ref struct {
-	schema.GroupVersionKind
-	Namespace, Name string
-	UID             types.UID
-}
-
-// String renders "ConfigMap ns/name".
-func (r Ref) String() string {
-	return koperrors.Object{GroupVersionKind: r.GroupVersionKind, Namespace: r.Namespace, Name: r.Name}.String()
-}
-
 // Stuck is an object that is being deleted but waits on finalizers the
 // caller does not own.
 type Stuck struct {
-	Ref
+	kopmeta.ObjectRef
 	// Finalizers are the finalizers still pending.
 	Finalizers []string
 }
@@ -44,10 +33,10 @@ type Stuck struct {
 type Result struct {
 	// Deleted are the objects whose deletion was requested (or, with
 	// DryRun, would have been).
-	Deleted []Ref
+	Deleted []kopmeta.ObjectRef
 	// FinalizersRemoved are objects being deleted from which the caller's
 	// own finalizers were removed.
-	FinalizersRemoved []Ref
+	FinalizersRemoved []kopmeta.ObjectRef
 	// Stuck are objects being deleted that still wait on other finalizers.
 	Stuck []Stuck
 	// Kept counts the objects the keep predicate kept.
@@ -80,7 +69,7 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	o := buildOptions(opts)
 	ctx, span := observability.StartSpan(ctx, "gc collect", attribute.String("k8s.object.kind", gvk.Kind), attribute.String("kopgo.scope", s.String()))
 	defer func() { o.finish(span, res, err) }()
-	op := koperrors.Object{GroupVersionKind: gvk, Namespace: s.Namespace()}
+	op := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: s.Namespace()}
 	if err := s.Check(c.RESTMapper(), gvk); err != nil {
 		return Result{}, koperrors.Wrap(err, "collect", op)
 	}
@@ -108,7 +97,7 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 		if obj.DeletionTimestamp == nil { // one being deleted is not judged: dispose finishes it
 			kept, err := keep(ctx, obj)
 			if err != nil {
-				errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj).object()))
+				errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj)))
 				continue
 			}
 			if kept {
@@ -118,7 +107,7 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 		}
 		errs = append(errs, dispose(ctx, c, obj, o, &res))
 	}
-	return res, koperrors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
 // deleteOne deletes obj if it is still the object that was listed, then
@@ -132,12 +121,12 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 	}
 	err := c.Delete(ctx, obj, delOpts...)
 	switch {
-	case koperrors.IsNotFound(err):
+	case koperrors.KindOf(err) == koperrors.NotFound:
 		return nil // gone already
-	case koperrors.IsConflict(err):
+	case koperrors.KindOf(err) == koperrors.Conflict:
 		return nil // the UID precondition failed: a new object took the name
 	case err != nil:
-		return koperrors.Wrap(err, "delete", ref.object())
+		return koperrors.Wrap(err, "delete", ref)
 	}
 	res.Deleted = append(res.Deleted, ref)
 	if o.DryRun || len(obj.Finalizers) == 0 {
@@ -147,10 +136,10 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 	fresh := &metav1.PartialObjectMetadata{}
 	fresh.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
-		if koperrors.IsNotFound(err) {
+		if koperrors.KindOf(err) == koperrors.NotFound {
 			return nil
 		}
-		return koperrors.Wrap(err, "read after delete", ref.object())
+		return koperrors.Wrap(err, "read after delete", ref)
 	}
 	if fresh.UID != uid {
 		return nil
@@ -162,7 +151,7 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 // being deleted (through [finalizers.RemoveAll], which never drops another
 // writer's) and reports it as stuck if others remain.
 func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
-	ref := refOf(obj)
+	ref, uid := refOf(obj), obj.UID
 	owned := slices.DeleteFunc(slices.Clone(o.OwnedFinalizers), func(f string) bool { return !slices.Contains(obj.Finalizers, f) })
 	if len(owned) > 0 && !o.DryRun {
 		changed, err := finalizers.RemoveAll(ctx, c, obj, owned...)
@@ -173,30 +162,27 @@ func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObj
 			// Ours were listed but nothing changed: the object went away
 			// (RemoveAll treats that as success) or someone removed them.
 			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-				if koperrors.IsNotFound(err) {
+				if koperrors.KindOf(err) == koperrors.NotFound {
 					return nil
 				}
-				return koperrors.Wrap(err, "read finalizers", ref.object())
+				return koperrors.Wrap(err, "read finalizers", ref)
 			}
 		} else {
 			res.FinalizersRemoved = append(res.FinalizersRemoved, ref)
 		}
-		if obj.UID != ref.UID {
+		if obj.UID != uid {
 			return nil // gone and re-created meanwhile
 		}
 	}
 	if foreign := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
 		return slices.Contains(o.OwnedFinalizers, f)
 	}); len(foreign) > 0 {
-		res.Stuck = append(res.Stuck, Stuck{Ref: ref, Finalizers: foreign})
+		res.Stuck = append(res.Stuck, Stuck{ObjectRef: ref, Finalizers: foreign})
 	}
 	return nil
 }
 
-func refOf(obj *metav1.PartialObjectMetadata) Ref {
-	return Ref{GroupVersionKind: obj.GroupVersionKind(), Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID}
-}
-
-func (r Ref) object() koperrors.Object {
-	return koperrors.Object{GroupVersionKind: r.GroupVersionKind, Namespace: r.Namespace, Name: r.Name}
+func refOf(obj *metav1.PartialObjectMetadata) kopmeta.ObjectRef {
+	gvk := obj.GroupVersionKind()
+	return kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: obj.Namespace, Name: obj.Name}
 }

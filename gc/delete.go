@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -10,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -33,14 +35,14 @@ func Delete(ctx context.Context, c client.Client, objs []client.Object, opts ...
 	for _, obj := range objs {
 		gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 		if err != nil {
-			errs = append(errs, koperrors.WrapKind(koperrors.Invalid, err, "delete", koperrors.ObjectOf(obj)))
+			errs = append(errs, koperrors.WrapKind(koperrors.Invalid, err, "delete", kopmeta.RefOf(obj)))
 			continue
 		}
 		m := apimeta.AsPartialObjectMetadata(obj)
 		m.SetGroupVersionKind(gvk)
 		errs = append(errs, dispose(ctx, c, m, o, &res))
 	}
-	return res, koperrors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
 // dispose deletes obj, or finishes its deletion if it is already being

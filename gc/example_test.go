@@ -35,6 +35,6 @@ func ExampleCollect() {
 		fmt.Println("deleted", ref)
 	}
 	for _, s := range res.Stuck {
-		fmt.Println("waiting on", s.Finalizers, "for", s.Ref)
+		fmt.Println("waiting on", s.Finalizers, "for", s.ObjectRef)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	kopmeta "github.com/kopgo/kopgo/meta"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,7 +111,7 @@ func TestCollectNeverHurtsOthers(t *testing.T) {
 			for _, s := range specs {
 				var got corev1.ConfigMap
 				err := c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: s.name}, &got)
-				gone := koperrors.IsNotFound(err)
+				gone := koperrors.KindOf(err) == koperrors.NotFound
 				if err != nil && !gone {
 					t.Fatal(err)
 				}
@@ -157,7 +159,7 @@ func TestCollectNeverHurtsOthers(t *testing.T) {
 
 var cmpEmpty = cmp.Comparer(func(a, b []string) bool { return slices.Equal(a, b) })
 
-func names(refs []gc.Ref) []string {
+func names(refs []kopmeta.ObjectRef) []string {
 	var out []string
 	for _, r := range refs {
 		out = append(out, r.Name)
@@ -233,7 +235,7 @@ func TestPruneDeletesOnlyUnwantedChildrenOfTheParent(t *testing.T) {
 		cm.Namespace = ns
 		create(t, cm)
 	}
-	desired := []gc.Child{{GroupKind: cmGVK.GroupKind(), NamespacedName: types.NamespacedName{Namespace: ns, Name: "wanted"}}}
+	desired := []kopmeta.ObjectRef{{Kind: "ConfigMap", Namespace: ns, Name: "wanted"}}
 
 	dry, err := gc.Prune(t.Context(), c, parent, selector, []schema.GroupVersionKind{cmGVK}, desired, gc.DryRun(true))
 	if err != nil {
@@ -281,7 +283,7 @@ func TestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := gc.Collect(t.Context(), c, cmGVK, tt.s, tt.sel, keepAll)
-			if !koperrors.IsInvalid(err) || !strings.Contains(err.Error(), tt.want) {
+			if koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Collect() = %v, want Invalid containing %q", err, tt.want)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // OwnerExists keeps an object when at least one of its owners still exists:
@@ -32,7 +33,7 @@ func OwnerExists(c client.Client) Predicate {
 func ownerExists(ctx context.Context, c client.Client, namespace string, ref metav1.OwnerReference) (bool, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
-		return false, koperrors.WrapKind(koperrors.Invalid, err, "read owner reference", koperrors.Object{})
+		return false, koperrors.WrapKind(koperrors.Invalid, err, "read owner reference", kopmeta.ObjectRef{})
 	}
 	gvk := gv.WithKind(ref.Kind)
 	mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -49,7 +50,7 @@ func ownerExists(ctx context.Context, c client.Client, namespace string, ref met
 		key.Namespace = namespace // owners are in the dependent's namespace or cluster-scoped
 	}
 	if err := c.Get(ctx, key, owner); err != nil {
-		if koperrors.IsNotFound(err) {
+		if koperrors.KindOf(err) == koperrors.NotFound {
 			return false, nil
 		}
 		return false, err

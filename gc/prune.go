@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"errors"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
@@ -10,14 +11,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
-
-// Child names an object a parent wants.
-type Child struct {
-	schema.GroupKind
-	types.NamespacedName
-}
 
 // Prune deletes the children of parent that it no longer wants: objects of
 // the given kinds that match sel (the label the parent's children carry) and
@@ -26,20 +22,20 @@ type Child struct {
 // kind, not an unlabelled one, not one another controller manages, even if
 // it carries the label. Namespaced kinds are looked for in the parent's
 // namespace (or, for a cluster-scoped parent, everywhere).
-func Prune(ctx context.Context, c client.Client, parent client.Object, sel labels.Selector, kinds []schema.GroupVersionKind, desired []Child, opts ...Option) (Result, error) {
+func Prune(ctx context.Context, c client.Client, parent client.Object, sel labels.Selector, kinds []schema.GroupVersionKind, desired []kopmeta.ObjectRef, opts ...Option) (Result, error) {
 	if parent.GetUID() == "" {
-		return Result{}, koperrors.WrapKind(koperrors.Invalid, errNoUID, "prune children of", koperrors.ObjectOf(parent))
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, errNoUID, "prune children of", kopmeta.RefOf(parent))
 	}
 	byKind := map[schema.GroupKind][]types.NamespacedName{}
 	for _, d := range desired {
-		byKind[d.GroupKind] = append(byKind[d.GroupKind], d.NamespacedName)
+		byKind[d.GroupKind()] = append(byKind[d.GroupKind()], types.NamespacedName{Namespace: d.Namespace, Name: d.Name})
 	}
 	var res Result
 	var errs []error
 	for _, gvk := range kinds {
 		mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
-			errs = append(errs, koperrors.Wrap(err, "prune", koperrors.Object{GroupVersionKind: gvk}))
+			errs = append(errs, koperrors.Wrap(err, "prune", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind}))
 			continue
 		}
 		s := scope.Cluster
@@ -54,7 +50,7 @@ func Prune(ctx context.Context, c client.Client, parent client.Object, sel label
 		res.merge(r)
 		errs = append(errs, err)
 	}
-	return res, koperrors.Join(errs...)
+	return res, errors.Join(errs...)
 }
 
-var errNoUID = koperrors.New("parent has no UID: it must be read from the API server")
+var errNoUID = errors.New("parent has no UID: it must be read from the API server")

@@ -187,8 +187,11 @@ func isNil(o client.Object) bool {
 	if o == nil {
 		return true
 	}
-	v := reflect.ValueOf(o)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	switch v := reflect.ValueOf(o); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }
 
 // addOwner appends o, or puts it in place of the owner with the same UID.

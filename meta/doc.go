@@ -1,12 +1,22 @@
-// Package meta builds object metadata (metav1.ObjectMeta) fluently and
-// checks it locally, before anything reaches the API server.
+// Package meta names objects and builds their metadata: [ObjectRef] is
+// kopgo's one identity type, and [Builder] builds metav1.ObjectMeta fluently
+// and checks it locally, before anything reaches the API server.
 //
 // apimachinery has a meta package too, so import this one as kopmeta; kopgo's
 // own code always does:
 //
 //	import kopmeta "github.com/kopgo/kopgo/meta"
 //
-// # Usage
+// # Naming objects
+//
+// [ObjectRef] (group, kind, namespace, name) identifies an object everywhere
+// in kopgo: in errors (koperrors.Error.Object), in what gc deleted, in the
+// children a parent wants. It has no version and no UID, so a child wanted
+// and not yet created equals the one that exists, and it is comparable: a
+// map key, or a set with apimachinery's sets.Set[ObjectRef]. [RefOf] names
+// a client.Object from its TypeMeta (or Go type name), for messages.
+//
+// # Building metadata
 //
 // Start with [New] (a fixed name) or [GenerateName] (a server-generated
 // one), chain what the object needs, and finish with one of three terminal

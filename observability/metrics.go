@@ -2,6 +2,7 @@ package observability
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // Result is the outcome of one reconcile, as the result label of
@@ -97,7 +99,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
 	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", koperrors.Object{})
+		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
 	}
 	return m, nil
 }
@@ -109,7 +111,7 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *erro
 	if err == nil {
 		return c
 	}
-	if are, ok := koperrors.AsType[prometheus.AlreadyRegisteredError](err); ok {
+	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
 		if existing, ok := are.ExistingCollector.(C); ok {
 			return existing
 		}

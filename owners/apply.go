@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // ApplyObject is what the apply-configuration helpers read of the object to
@@ -47,11 +48,11 @@ func applyConfiguration(owner client.Object, child ApplyObject, scheme *runtime.
 	}
 	target := applyObject(child)
 	if err := Check(owner, target); err != nil {
-		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(target))
+		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(target))
 	}
 	ref, err := reference(owner, scheme, controller, opts)
 	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(target))
+		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(target))
 	}
 	ac := metav1ac.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).WithUID(ref.UID)
 	if ref.Controller != nil {

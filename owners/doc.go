@@ -52,11 +52,6 @@
 // objects. A label value holds at most 63 characters: [SetOwnerLabel]
 // refuses an owner whose name is longer.
 //
-// # ObjectRef and RefSet
-//
-// [ObjectRef] identifies an object by group, kind, namespace and name: no
-// version (the same object served at v1 and v2 is one object) and no UID
-// (a child a parent wants, not yet created, equals the child that exists).
-// [RefSet] is a set of them with Difference and Union, for inventories such
-// as "children that exist" minus "children wanted" = children to prune.
+// Objects are named with kopmeta.ObjectRef (package
+// github.com/kopgo/kopgo/meta), kopgo's one identity type.
 package owners

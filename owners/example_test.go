@@ -80,23 +80,3 @@ func ExampleReferenceMapper() {
 	// [shop/web shop/shared]
 	// [shop/web]
 }
-
-// The children a parent wants against those that exist: what to prune.
-func ExampleRefSet() {
-	existing := owners.NewRefSet(
-		owners.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "web-config"},
-		owners.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "web-old"},
-		owners.ObjectRef{Group: "apps", Kind: "Deployment", Namespace: "shop", Name: "web"},
-	)
-	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
-	webRef, _ := owners.RefOf(web, scheme)
-	desired := owners.NewRefSet(webRef, owners.ObjectRef{Kind: "ConfigMap", Namespace: "shop", Name: "web-config"})
-
-	for _, r := range existing.Difference(desired).Sorted() {
-		fmt.Println("prune", r)
-	}
-	fmt.Println(desired)
-	// Output:
-	// prune ConfigMap shop/web-old
-	// {ConfigMap shop/web-config, Deployment.apps shop/web}
-}

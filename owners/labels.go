@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // SetOwnerLabel labels child with owner's name under the label key, the
@@ -22,7 +23,7 @@ import (
 func SetOwnerLabel(child client.Object, key string, owner client.Object) error {
 	l, err := OwnerLabel(key, owner)
 	if err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, "set owner label", koperrors.ObjectOf(child))
+		return koperrors.WrapKind(koperrors.Invalid, err, "set owner label", kopmeta.RefOf(child))
 	}
 	labels := maps.Clone(child.GetLabels())
 	if labels == nil {
@@ -46,10 +47,10 @@ func OwnerLabel(key string, owner client.Object) (map[string]string, error) {
 	}
 	if msgs := validation.IsValidLabelValue(owner.GetName()); len(msgs) > 0 {
 		return nil, koperrors.Errorf(koperrors.Invalid, "owner %s cannot be named in label %s: %s",
-			koperrors.ObjectOf(owner), key, strings.Join(msgs, "; "))
+			kopmeta.RefOf(owner), key, strings.Join(msgs, "; "))
 	}
 	if owner.GetName() == "" {
-		return nil, koperrors.Errorf(koperrors.Invalid, "owner %s has no name to put in label %s", koperrors.ObjectOf(owner), key)
+		return nil, koperrors.Errorf(koperrors.Invalid, "owner %s has no name to put in label %s", kopmeta.RefOf(owner), key)
 	}
 	return map[string]string{key: owner.GetName()}, nil
 }

@@ -150,7 +150,7 @@ func TestOwnerLabels(t *testing.T) {
 			before := child.DeepCopy()
 			err := owners.SetOwnerLabel(child, tt.key, tt.owner)
 			if tt.wantErr != "" {
-				if err == nil || !koperrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				if err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v\nwant Invalid: %s...", err, tt.wantErr)
 				}
 				if diff := cmp.Diff(before, child); diff != "" {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // ReferenceOptions are the per-call options of the reference builders and
@@ -45,7 +46,7 @@ func (b BlockOwnerDeletion) ApplyToReferenceOptions(o *ReferenceOptions) {
 // are of Kind Invalid.
 func OwnerReference(owner client.Object, scheme *runtime.Scheme, opts ...ReferenceOption) (metav1.OwnerReference, error) {
 	ref, err := reference(owner, scheme, false, opts)
-	return ref, koperrors.WrapKind(koperrors.Invalid, err, "owner reference", koperrors.Object{})
+	return ref, koperrors.WrapKind(koperrors.Invalid, err, "owner reference", kopmeta.ObjectRef{})
 }
 
 // ControllerReference returns a controller reference to owner: an owner
@@ -53,7 +54,7 @@ func OwnerReference(owner client.Object, scheme *runtime.Scheme, opts ...Referen
 // most one controller, the one that manages it.
 func ControllerReference(owner client.Object, scheme *runtime.Scheme, opts ...ReferenceOption) (metav1.OwnerReference, error) {
 	ref, err := reference(owner, scheme, true, opts)
-	return ref, koperrors.WrapKind(koperrors.Invalid, err, "controller reference", koperrors.Object{})
+	return ref, koperrors.WrapKind(koperrors.Invalid, err, "controller reference", kopmeta.ObjectRef{})
 }
 
 // reference builds the reference; its errors name the owner.
@@ -66,11 +67,11 @@ func reference(owner client.Object, scheme *runtime.Scheme, controller bool, opt
 	}
 	gvk, err := apiutil.GVKForObject(owner, scheme)
 	if err != nil {
-		return metav1.OwnerReference{}, fmt.Errorf("owner %s: %w", koperrors.ObjectOf(owner), err)
+		return metav1.OwnerReference{}, fmt.Errorf("owner %s: %w", kopmeta.RefOf(owner), err)
 	}
 	if owner.GetUID() == "" {
 		return metav1.OwnerReference{}, fmt.Errorf("owner %s has no UID: create it (or read it from the API server) before it can own anything",
-			koperrors.ObjectOf(owner))
+			kopmeta.RefOf(owner))
 	}
 	ref := metav1.OwnerReference{APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: owner.GetName(), UID: owner.GetUID()}
 	if controller {
@@ -104,16 +105,16 @@ func set(owner, obj client.Object, scheme *runtime.Scheme, controller bool, opts
 		op = "set controller"
 	}
 	if err := Check(owner, obj); err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(obj))
+		return koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
 	}
 	ref, err := reference(owner, scheme, controller, opts)
 	if err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.ObjectOf(obj))
+		return koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
 	}
 	if cur := metav1.GetControllerOfNoCopy(obj); controller && cur != nil && !sameObject(*cur, ref) {
 		return koperrors.WrapKind(koperrors.Invalid,
 			fmt.Errorf("already controlled by %s %s (uid %s): %s %s cannot be a second controller",
-				cur.Kind, cur.Name, cur.UID, ref.Kind, ref.Name), op, koperrors.ObjectOf(obj))
+				cur.Kind, cur.Name, cur.UID, ref.Kind, ref.Name), op, kopmeta.RefOf(obj))
 	}
 	refs := append([]metav1.OwnerReference(nil), obj.GetOwnerReferences()...) // never write into the caller's slice
 	for i := range refs {
@@ -158,17 +159,17 @@ func Check(owner, obj client.Object) error {
 	ownerNS, objNS := owner.GetNamespace(), obj.GetNamespace()
 	switch {
 	case owner.GetUID() != "" && owner.GetUID() == obj.GetUID():
-		return koperrors.Errorf(koperrors.Invalid, "%s cannot own itself", koperrors.ObjectOf(owner))
+		return koperrors.Errorf(koperrors.Invalid, "%s cannot own itself", kopmeta.RefOf(owner))
 	case ownerNS == "":
 		return nil
 	case objNS == "":
 		return koperrors.Errorf(koperrors.Invalid,
 			"namespaced owner %s cannot own %s, which has no namespace: a cluster-scoped object's owners must be cluster-scoped (if it is namespaced, set its namespace first)",
-			koperrors.ObjectOf(owner), koperrors.ObjectOf(obj))
+			kopmeta.RefOf(owner), kopmeta.RefOf(obj))
 	case ownerNS != objNS:
 		return koperrors.Errorf(koperrors.Invalid,
 			"owner %s is in namespace %q, not %q: owner references do not cross namespaces (the garbage collector would find no owner and delete the object)",
-			koperrors.ObjectOf(owner), ownerNS, objNS)
+			kopmeta.RefOf(owner), ownerNS, objNS)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func TestSetOwnerAndController(t *testing.T) {
 				err = owners.SetOwner(tt.owner, tt.obj, scheme, tt.opts...)
 			}
 			if tt.wantErr != "" {
-				if err == nil || !koperrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				if err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v\nwant Invalid: %s", err, tt.wantErr)
 				}
 				if diff := cmp.Diff(before, tt.obj); diff != "" {
@@ -156,7 +156,7 @@ func TestReferences(t *testing.T) {
 		t.Errorf("ControllerReference (-want +got):\n%s", diff)
 	}
 	_, err = owners.ControllerReference(deploy("shop", "web", ""), scheme)
-	if want := "controller reference: owner Deployment shop/web has no UID"; err == nil || !koperrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), want) {
+	if want := "controller reference: owner Deployment shop/web has no UID"; err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("error %v, want Invalid: %s...", err, want)
 	}
 }
@@ -192,7 +192,7 @@ func TestApplyConfigurations(t *testing.T) {
 				ac, err = owners.OwnerApplyConfiguration(web, tt.child, scheme, tt.opts...)
 			}
 			if tt.wantErr != "" {
-				if err == nil || !koperrors.IsInvalid(err) || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				if err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v\nwant Invalid: %s...", err, tt.wantErr)
 				}
 				return

@@ -104,14 +104,14 @@ func TestServerAcceptsWhatCheckRefuses(t *testing.T) {
 	if err := c.Create(t.Context(), crossNS); err != nil {
 		t.Errorf("the API server refused a cross-namespace reference (%v): Check may be redundant now", err)
 	}
-	if err := owners.SetController(owner, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "child"}}, c.Scheme()); !koperrors.IsInvalid(err) {
+	if err := owners.SetController(owner, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "child"}}, c.Scheme()); koperrors.KindOf(err) != koperrors.Invalid {
 		t.Errorf("SetController across namespaces: %v, want Invalid", err)
 	}
 
 	other := ref
 	other.Name, other.UID = "other", "u-other"
 	two := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "two", OwnerReferences: []metav1.OwnerReference{other, ref}}}
-	if err := c.Create(t.Context(), two); !koperrors.IsInvalid(err) {
+	if err := c.Create(t.Context(), two); koperrors.KindOf(err) != koperrors.Invalid {
 		t.Errorf("the API server accepted two controllers: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/status"
 )
@@ -67,7 +69,7 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 	}
 	p := reflect.New(t.Elem()).Interface().(T)
 	if _, err := apiutil.GVKForObject(p, env.Scheme); err != nil {
-		return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, koperrors.Object{})
+		return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
 	}
 	var err error
 	if env.Recorder == nil {
@@ -79,7 +81,7 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 		}
 	}
 	a := &Adapter[T]{
-		name: name, kind: koperrors.ObjectOf(p).Kind, proto: p, r: r, env: env, o: o,
+		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, env: env, o: o,
 		limiter:   newRateLimiter(),
 		conflicts: map[reconcile.Request]int{},
 		abandoned: map[reconcile.Request]chan struct{}{},
@@ -87,7 +89,7 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 	if usesFinalizer(r) {
 		a.finalizer = o.FinalizerName
 		if err := finalizers.Validate(a.finalizer); err != nil {
-			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, koperrors.Object{})
+			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
 		}
 	}
 	return a, nil
@@ -149,9 +151,7 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		if apierrors.IsNotFound(err) {
 			return reconcile.Result{}, nil // gone: nothing to do
 		}
-		return reconcile.Result{}, koperrors.Wrap(err, "read", koperrors.Object{
-			GroupVersionKind: koperrors.ObjectOf(a.proto).GroupVersionKind, Namespace: req.Namespace, Name: req.Name,
-		})
+		return reconcile.Result{}, koperrors.Wrap(err, "read", kopmeta.ObjectRef{Kind: kopmeta.RefOf(a.proto).Kind, Namespace: req.Namespace, Name: req.Name})
 	}
 	ctx, span := observability.StartReconcile(ctx, a.o.Tracer, a.name, a.kind, obj)
 
@@ -268,14 +268,14 @@ func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, e
 		// record only.
 		logger.Info("Reconcile cut short by shutdown", "error", err.Error())
 		return observability.ResultError, reconcile.Result{}, err
-	case koperrors.As(err, &p):
+	case errors.As(err, &p):
 		res, rerr := a.fail(req, obj, err)
 		return observability.ResultPanic, res, rerr
-	case koperrors.As(err, &to):
+	case errors.As(err, &to):
 		a.env.Recorder.Warning(obj, "Timeout", "Reconcile", err.Error())
 		res, rerr := a.fail(req, obj, err)
 		return observability.ResultTimeout, res, rerr
-	case koperrors.IsRequeueOnly(err):
+	case !koperrors.Failed(err):
 		d, _ := koperrors.RequeueAfterOf(err)
 		if d <= 0 {
 			// "As soon as the rate limiter allows": RequeueAfter(0) would
@@ -291,7 +291,7 @@ func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, e
 		logger.Error(err, "Reconcile failed terminally; waiting for a change")
 		a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
 		return observability.ResultTerminal, reconcile.Result{}, terminal(err)
-	case koperrors.IsConflict(err) && conflicts <= quietConflicts:
+	case koperrors.KindOf(err) == koperrors.Conflict && conflicts <= quietConflicts:
 		logger.V(1).Info("Conflict, retrying", "error", err.Error(), "conflicts", conflicts)
 		return observability.ResultConflict, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 	}
@@ -328,7 +328,7 @@ func terminal(err error) error {
 func (a *Adapter[T]) countConflict(req reconcile.Request, err error) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !koperrors.IsConflict(err) {
+	if koperrors.KindOf(err) != koperrors.Conflict {
 		delete(a.conflicts, req)
 		return 0
 	}

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // Children are the observed children of one parent, by kind, as [Sync]
@@ -33,7 +34,7 @@ func NewChildren(scheme *runtime.Scheme, objs ...client.Object) (Children, error
 	for _, o := range objs {
 		gvk, err := apiutil.GVKForObject(o, scheme)
 		if err != nil {
-			return Children{}, koperrors.WrapKind(koperrors.Invalid, err, "add child", koperrors.ObjectOf(o))
+			return Children{}, koperrors.WrapKind(koperrors.Invalid, err, "add child", kopmeta.RefOf(o))
 		}
 		c.byKind[gvk.GroupKind()] = append(c.byKind[gvk.GroupKind()], o)
 	}

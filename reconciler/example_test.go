@@ -27,6 +27,6 @@ func ExampleFunc() {
 	env := &reconciler.Env{Recorder: &recorder{}}
 	err := r.Reconcile(context.Background(), &corev1.ConfigMap{Data: map[string]string{"url": "https://example.com"}}, env)
 	d, _ := koperrors.RequeueAfterOf(err)
-	fmt.Println(koperrors.IsRequeueOnly(err), d)
-	// Output: true 30s
+	fmt.Println(koperrors.Failed(err), d)
+	// Output: false 30s
 }

@@ -225,7 +225,7 @@ func TestTimeoutIsReportedInStatus(t *testing.T) {
 		return ctx.Err()
 	}), reconciler.WithTimeout(200*time.Millisecond))
 	_, err := h.reconcile()
-	if !koperrors.IsTimeout(err) {
+	if koperrors.KindOf(err) != koperrors.Timeout {
 		t.Fatalf("Reconcile = %v, want a Timeout error", err)
 	}
 	c := status.Get(h.get(), status.Ready)
@@ -325,14 +325,14 @@ func TestFixedRequeuePolicy(t *testing.T) {
 
 func TestNewRejectsMistakes(t *testing.T) {
 	env := &reconciler.Env{Client: cluster.Client(), Scheme: cluster.Scheme()}
-	if _, err := reconciler.New[*widget.Widget]("x", env, nil); !koperrors.IsConfig(err) {
+	if _, err := reconciler.New[*widget.Widget]("x", env, nil); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil reconciler: %v", err)
 	}
-	if _, err := reconciler.New[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); !koperrors.IsConfig(err) {
+	if _, err := reconciler.New[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil env: %v", err)
 	}
 	empty := &reconciler.Env{Client: cluster.Client(), Scheme: runtime.NewScheme()}
-	if _, err := reconciler.New[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); !koperrors.IsConfig(err) {
+	if _, err := reconciler.New[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("kind not in scheme: %v", err)
 	}
 }

@@ -2,9 +2,12 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,6 +20,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/gc"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/status"
 )
@@ -149,7 +153,7 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // # Events
 //
 // One Normal event "Synced" per reconcile that changed something, naming
-// the children ("created Deployment.apps shop/web, Service shop/web"),
+// the children ("created Deployment shop/web, Service shop/web"),
 // rather than one per child: a rollout of 500 parents with three children
 // records 500 events, not 1,500.
 //
@@ -285,7 +289,7 @@ type childKind struct {
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
 // [Sync] describes.
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
-	po := koperrors.ObjectOf(parent)
+	po := kopmeta.RefOf(parent)
 	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
 	kinds, labelKey, err := s.setup(parent, env)
 	if err != nil {
@@ -304,7 +308,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 	desired, err := s.fn(ctx, parent, observed)
 	fnSetConditions := hasStatus && held.release(setter)
 	requeue := err
-	if err != nil && !koperrors.IsRequeueOnly(err) {
+	if koperrors.Failed(err) {
 		// The user's error as is: its message lands in the parent's own
 		// status, where "sync <parent>:" would only repeat the object.
 		return err
@@ -328,7 +332,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		r.summarise(setter)
 	}
 	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
-		return fail(koperrors.Join(errs...))
+		return fail(errors.Join(errs...))
 	}
 	if r.requeue > 0 {
 		if d, ok := koperrors.RequeueAfterOf(requeue); !ok || r.requeue < d {
@@ -403,7 +407,7 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 		if err != nil {
 			// An unknown kind is Invalid (not served); a discovery failure
 			// keeps its own kind and is retried.
-			return nil, koperrors.Wrap(err, "resolve child kind", koperrors.Object{GroupVersionKind: gvk})
+			return nil, koperrors.Wrap(err, "resolve child kind", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind})
 		}
 		if !namespaced && parent.GetNamespace() != "" {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
@@ -422,7 +426,7 @@ func (s *Syncer[T]) ownerLabel(parent T, scheme *runtime.Scheme) (string, error)
 	}
 	gvk, err := apiutil.GVKForObject(parent, scheme)
 	if err != nil {
-		return "", koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", koperrors.Object{}))
+		return "", koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", kopmeta.ObjectRef{}))
 	}
 	group := gvk.Group
 	if group == "" {
@@ -433,13 +437,13 @@ func (s *Syncer[T]) ownerLabel(parent T, scheme *runtime.Scheme) (string, error)
 
 // observe lists the children of each declared kind that carry the parent's
 // label and are controlled by it, as Children and by ref.
-func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string) (Children, map[owners.ObjectRef]client.Object, error) {
+func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string) (Children, map[kopmeta.ObjectRef]client.Object, error) {
 	ch := Children{scheme: env.Scheme, byKind: make(map[schema.GroupKind][]client.Object, len(kinds))}
-	byRef := map[owners.ObjectRef]client.Object{}
+	byRef := map[kopmeta.ObjectRef]client.Object{}
 	for _, k := range kinds {
 		list, err := s.listChildren(ctx, parent, env, k, labelKey)
 		if err != nil {
-			return Children{}, nil, koperrors.Wrap(err, "list children", koperrors.Object{GroupVersionKind: k.gvk, Namespace: parent.GetNamespace()})
+			return Children{}, nil, koperrors.Wrap(err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind, Namespace: parent.GetNamespace()})
 		}
 		objs := []client.Object{}
 		err = apimeta.EachListItem(list, func(o runtime.Object) error {
@@ -451,7 +455,7 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 			return nil
 		})
 		if err != nil {
-			return Children{}, nil, koperrors.WrapKind(koperrors.Internal, err, "list children", koperrors.Object{GroupVersionKind: k.gvk})
+			return Children{}, nil, koperrors.WrapKind(koperrors.Internal, err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind})
 		}
 		ch.byKind[k.gvk.GroupKind()] = sortByKey(objs)
 	}
@@ -477,7 +481,7 @@ func (s *Syncer[T]) IndexChildren(ctx context.Context, indexer client.FieldIndex
 			return nil
 		})
 		if err != nil {
-			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("index %T by controller", k), koperrors.Object{})
+			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("index %T by controller", k), kopmeta.ObjectRef{})
 		}
 	}
 	return nil
@@ -503,8 +507,8 @@ func (s *Syncer[T]) listChildren(ctx context.Context, parent T, env *Env, k chil
 }
 
 // refFor is the ref of the object of kind gvk named namespace/name.
-func refFor(gvk schema.GroupVersionKind, namespace, name string) owners.ObjectRef {
-	return owners.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
+func refFor(gvk schema.GroupVersionKind, namespace, name string) kopmeta.ObjectRef {
+	return kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: namespace, Name: name}
 }
 
 // newList returns an empty list for kind k: typed when the scheme knows the
@@ -541,10 +545,10 @@ func newObject(scheme *runtime.Scheme, k childKind) client.Object {
 // preparedChild is a desired child ready to apply.
 type preparedChild struct {
 	obj  client.Object
-	ref  owners.ObjectRef
+	ref  kopmeta.ObjectRef
 	kind childKind
 	opts ChildOptions
-	deps []owners.ObjectRef
+	deps []kopmeta.ObjectRef
 }
 
 // prepare checks the desired children and returns copies carrying the
@@ -557,7 +561,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		byGK[k.gvk.GroupKind()] = k
 		declared = append(declared, k.gvk.GroupKind().String())
 	}
-	seen := owners.RefSet{}
+	seen := sets.New[kopmeta.ObjectRef]()
 	out := make([]preparedChild, 0, len(desired))
 	for i, d := range desired {
 		d, opts := unwrapChild(d)
@@ -569,7 +573,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		if err != nil || gvk.Kind == "" {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d (%T %s): kind not in the scheme: %v", i, d, d.GetName(), err))
 		}
-		name := koperrors.Object{GroupVersionKind: gvk, Namespace: child.GetNamespace(), Name: child.GetName()}
+		name := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: child.GetNamespace(), Name: child.GetName()}
 		k, ok := byGK[gvk.GroupKind()]
 		if !ok {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
@@ -587,7 +591,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		if seen.Has(ref) {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s is returned twice", name))
 		}
-		seen.Add(ref)
+		seen.Insert(ref)
 		if err := owners.SetOwnerLabel(child, labelKey, parent); err != nil {
 			return nil, koperrors.Terminal(err)
 		}
@@ -605,9 +609,9 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 // resolveDependencies turns each child's DependsOn objects into refs of
 // other desired children.
 func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild) error {
-	want := owners.RefSet{}
+	want := sets.New[kopmeta.ObjectRef]()
 	for _, c := range children {
-		want.Add(c.ref)
+		want.Insert(c.ref)
 	}
 	for i := range children {
 		c := &children[i]
@@ -649,13 +653,13 @@ func dependencyOrder(children []preparedChild) ([]preparedChild, error) {
 		visiting
 		done
 	)
-	state := make(map[owners.ObjectRef]int, len(children))
-	index := make(map[owners.ObjectRef]int, len(children))
+	state := make(map[kopmeta.ObjectRef]int, len(children))
+	index := make(map[kopmeta.ObjectRef]int, len(children))
 	for i, c := range children {
 		index[c.ref] = i
 	}
 	out := make([]preparedChild, 0, len(children))
-	var path []owners.ObjectRef
+	var path []kopmeta.ObjectRef
 	var visit func(i int) error
 	visit = func(i int) error {
 		c := children[i]
@@ -692,7 +696,7 @@ func dependencyOrder(children []preparedChild) ([]preparedChild, error) {
 
 // checkNamespace defaults and checks a desired child's namespace against its
 // kind's scope and its parent's namespace.
-func checkNamespace(parent, child client.Object, k childKind, name koperrors.Object) error {
+func checkNamespace(parent, child client.Object, k childKind, name kopmeta.ObjectRef) error {
 	pns, cns := parent.GetNamespace(), child.GetNamespace()
 	switch {
 	case !k.namespaced && cns != "":

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // WithFinalize gives [Sync] a finalize function (roperator's finalize,
@@ -42,11 +43,11 @@ func (s *Syncer[T]) Cleanup(ctx context.Context, parent T, env *Env) error {
 	}
 	kinds, labelKey, err := s.setup(parent, env)
 	if err != nil {
-		return koperrors.Wrap(err, "finalize", koperrors.ObjectOf(parent))
+		return koperrors.Wrap(err, "finalize", kopmeta.RefOf(parent))
 	}
 	observed, _, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
-		return koperrors.Wrap(err, "finalize", koperrors.ObjectOf(parent))
+		return koperrors.Wrap(err, "finalize", kopmeta.RefOf(parent))
 	}
 	return s.finalize(ctx, parent, observed)
 }

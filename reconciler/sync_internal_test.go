@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // The Adapter gives a Syncer a finalizer only when usesFinalizer says so.
@@ -26,7 +28,7 @@ func TestSyncerUsesFinalizerOnlyWithFinalize(t *testing.T) {
 func TestImmutable(t *testing.T) {
 	gk := schema.GroupKind{Group: "batch", Kind: "Job"}
 	invalid := func(errs ...*field.Error) error {
-		return koperrors.Wrap(apierrors.NewInvalid(gk, "j", errs), "apply", koperrors.Object{})
+		return koperrors.Wrap(apierrors.NewInvalid(gk, "j", errs), "apply", kopmeta.ObjectRef{})
 	}
 	tmpl := field.NewPath("spec", "template")
 	tests := []struct {
@@ -40,8 +42,8 @@ func TestImmutable(t *testing.T) {
 		{"statefulset", invalid(field.Forbidden(field.NewPath("spec"), "updates to statefulset spec for fields other than 'replicas' are forbidden")), true, ""},
 		{"immutable and invalid", invalid(field.Invalid(tmpl, "x", "field is immutable"), field.Invalid(field.NewPath("spec", "port"), 70000, "must be between 1 and 65535")), false, ""},
 		{"invalid only", invalid(field.Invalid(field.NewPath("spec", "port"), 70000, "must be between 1 and 65535")), false, ""},
-		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "jobs"}, "j", koperrors.New("field is immutable")), false, ""},
-		{"plain", koperrors.New("field is immutable"), false, ""},
+		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "jobs"}, "j", errors.New("field is immutable")), false, ""},
+		{"plain", errors.New("field is immutable"), false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -198,7 +198,7 @@ func TestSyncDisownsObjectCreatedWhileItCreated(t *testing.T) {
 	})
 	w := h.getWidget()
 	err := r.Reconcile(t.Context(), w, &env)
-	if err == nil || koperrors.IsTerminal(err) || !koperrors.IsConflict(err) || !strings.Contains(err.Error(), `created by "someone" while Sync was creating it`) {
+	if err == nil || koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Conflict || !strings.Contains(err.Error(), `created by "someone" while Sync was creating it`) {
 		t.Errorf("Reconcile = %v, want a retryable Conflict naming the other field manager", err)
 	}
 	got := theirs.DeepCopy()
@@ -523,7 +523,7 @@ func TestSyncDependsOnWaitsForReadiness(t *testing.T) {
 		t.Fatalf("the dependent child exists before its dependency is ready: %v", err)
 	}
 	w := h.getWidget()
-	want := "True/WaitingForDependency: ConfigMap " + h.ns + "/app waits for Deployment.apps " + h.ns + "/db to be ready"
+	want := "True/WaitingForDependency: ConfigMap " + h.ns + "/app waits for Deployment " + h.ns + "/db to be ready"
 	if got := conditionOf(w, status.Reconciling); got != want {
 		t.Errorf("Reconciling = %s, want %s", got, want)
 	}

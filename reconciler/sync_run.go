@@ -2,9 +2,12 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -19,7 +22,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/gc"
-	"github.com/kopgo/kopgo/owners"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -48,11 +51,11 @@ type syncRun[T client.Object] struct {
 	parentGVK  schema.GroupVersionKind
 	env        *Env
 	labelKey   string
-	observed   map[owners.ObjectRef]client.Object
+	observed   map[kopmeta.ObjectRef]client.Object
 	applyOpts  []apply.ApplyOption
 	fieldOwner string
 
-	ready       map[owners.ObjectRef]bool
+	ready       map[kopmeta.ObjectRef]bool
 	failed      []string // readiness messages
 	progressing []string
 	waits       []childWait
@@ -62,11 +65,11 @@ type syncRun[T client.Object] struct {
 	requeue     time.Duration
 }
 
-func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[owners.ObjectRef]client.Object) *syncRun[T] {
+func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
 		applyOpts: append([]apply.ApplyOption{apply.Force(true)}, s.opts.Apply...),
-		ready:     map[owners.ObjectRef]bool{},
+		ready:     map[kopmeta.ObjectRef]bool{},
 		changes:   map[string][]string{},
 	}
 	o := apply.ApplyOptions{FieldOwner: env.Applier.FieldOwner()}
@@ -139,7 +142,7 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Obje
 	}
 	scheme := r.env.Scheme
 	obj = newObject(scheme, c.kind)
-	err = r.env.Client.Get(ctx, c.ref.Key(), obj)
+	err = r.env.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, obj)
 	switch {
 	case err == nil:
 		return obj, false, nil
@@ -155,7 +158,7 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Obje
 		opts = append(opts, client.InNamespace(c.ref.Namespace))
 	}
 	if err := r.env.Reader.List(ctx, list, opts...); err != nil {
-		return nil, false, koperrors.Wrap(err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, false, koperrors.Wrap(err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
 	var found client.Object
 	err = apimeta.EachListItem(list, func(o runtime.Object) error {
@@ -165,7 +168,7 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Obje
 		return nil
 	})
 	if err != nil {
-		return nil, false, koperrors.WrapKind(koperrors.Internal, err, "read child", koperrors.Object{GroupVersionKind: c.kind.gvk, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, false, koperrors.WrapKind(koperrors.Internal, err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
 	return found, true, nil
 }
@@ -240,12 +243,12 @@ func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) 
 	if err != nil {
 		err = fmt.Errorf("removing the controller reference again failed: %w", err)
 	} else {
-		err = koperrors.New("its controller reference was removed again")
+		err = errors.New("its controller reference was removed again")
 	}
 	log.FromContext(ctx).Info("Desired child appeared while Sync created it", "child", c.ref.String(), "fieldManager", other, "parent", klog.KObj(r.parent))
 	return koperrors.WrapKind(koperrors.Conflict, fmt.Errorf(
 		"desired child %s: an object of that name was created by %q while Sync was creating it, and Sync's apply took it over; %w",
-		c.ref, other, err), "sync child", koperrors.Object{})
+		c.ref, other, err), "sync child", kopmeta.ObjectRef{})
 }
 
 // update applies c to an existing child, recreating it when c's strategy
@@ -274,8 +277,8 @@ func (r *syncRun[T]) update(ctx context.Context, c preparedChild, existing clien
 // creates c anew.
 func (r *syncRun[T]) recreate(ctx context.Context, c preparedChild, existing client.Object, cause error) {
 	res, err := gc.Delete(ctx, r.env.Client, []client.Object{existing}, r.s.opts.Prune...)
-	for _, d := range res.Deleted {
-		r.env.Applier.Forget(refObject(d))
+	if len(res.Deleted) > 0 {
+		r.env.Applier.Forget(existing)
 	}
 	if err != nil {
 		r.errs = append(r.errs, fmt.Errorf("recreate %s: %w", c.ref, err))
@@ -305,7 +308,7 @@ func (r *syncRun[T]) wait(reason, message string, poll time.Duration) {
 	}
 }
 
-func (r *syncRun[T]) changed(verb string, ref owners.ObjectRef) {
+func (r *syncRun[T]) changed(verb string, ref kopmeta.ObjectRef) {
 	r.changes[verb] = append(r.changes[verb], ref.String())
 }
 
@@ -314,11 +317,11 @@ func (r *syncRun[T]) changed(verb string, ref owners.ObjectRef) {
 // deletes them as they are (UID preconditions, owned finalizers), with no
 // second list. Nothing is sent when every observed child is still desired.
 func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
-	want := owners.RefSet{}
+	want := sets.New[kopmeta.ObjectRef]()
 	for _, d := range desired {
-		want.Add(d.ref)
+		want.Insert(d.ref)
 	}
-	var refs []owners.ObjectRef
+	var refs []kopmeta.ObjectRef
 	for ref := range r.observed {
 		if !want.Has(ref) {
 			refs = append(refs, ref)
@@ -327,7 +330,7 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 	if len(refs) == 0 {
 		return
 	}
-	slices.SortFunc(refs, owners.ObjectRef.Compare)
+	slices.SortFunc(refs, kopmeta.ObjectRef.Compare)
 	stale := make([]client.Object, len(refs))
 	for i, ref := range refs {
 		stale[i] = r.observed[ref]
@@ -335,11 +338,11 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 	res, err := gc.Delete(ctx, r.env.Client, stale, r.s.opts.Prune...)
 	logger := log.FromContext(ctx)
 	for _, d := range res.Deleted {
-		r.env.Applier.Forget(refObject(d))
+		if obj, ok := r.observed[d]; ok {
+			r.env.Applier.Forget(obj)
+		}
 		logger.V(1).Info("Deleted child", "child", d.String(), "parent", klog.KObj(r.parent))
-		r.changes[verbDeleted] = append(r.changes[verbDeleted], owners.ObjectRef{
-			Group: d.Group, Kind: d.Kind, Namespace: d.Namespace, Name: d.Name,
-		}.String())
+		r.changes[verbDeleted] = append(r.changes[verbDeleted], d.String())
 	}
 	for _, st := range res.Stuck {
 		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
@@ -347,13 +350,4 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 	if err != nil {
 		r.errs = append(r.errs, err)
 	}
-}
-
-// refObject returns a metadata-only object naming r, for Applier.Forget.
-func refObject(r gc.Ref) client.Object {
-	o := &metav1.PartialObjectMetadata{}
-	o.SetGroupVersionKind(r.GroupVersionKind)
-	o.SetNamespace(r.Namespace)
-	o.SetName(r.Name)
-	return o
 }

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -145,7 +145,7 @@ func find(conds []metav1.Condition, t string) *metav1.Condition {
 // spec), CEL's "is immutable". A 422 with any other cause is an invalid
 // child, which recreating would only lose.
 func immutable(err error) bool {
-	se, ok := koperrors.AsType[*apierrors.StatusError](err)
+	se, ok := errors.AsType[*apierrors.StatusError](err)
 	if !ok || !apierrors.IsInvalid(se) {
 		return false
 	}
@@ -177,7 +177,7 @@ func immutableMessage(m string) bool {
 // immutableCauses renders an immutable error's causes shortly: "field:
 // reason", without the value (a pod template runs to kilobytes).
 func immutableCauses(err error) string {
-	se, ok := koperrors.AsType[*apierrors.StatusError](err)
+	se, ok := errors.AsType[*apierrors.StatusError](err)
 	if !ok {
 		return err.Error()
 	}

@@ -531,7 +531,7 @@ func TestSyncClusterScopedParent(t *testing.T) {
 
 	desired = []client.Object{configMap("nowhere", nil)}
 	err := r.Reconcile(t.Context(), &parent, h.env)
-	if !koperrors.IsTerminal(err) || !koperrors.IsInvalid(err) || !strings.Contains(err.Error(), "must name its namespace") {
+	if !koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), "must name its namespace") {
 		t.Errorf("namespaced child of a cluster-scoped parent without a namespace: %v, want a terminal Invalid error", err)
 	}
 }

@@ -152,7 +152,7 @@ func deleteIn(ctx context.Context, c Deleter, s scope.Scope, obj client.Object, 
 	switch {
 	case err == nil:
 		return true, nil
-	case koperrors.IsNotFound(err):
+	case koperrors.KindOf(err) == koperrors.NotFound:
 		return false, nil
 	default:
 		return false, koperrors.Wrap(err, "delete", o)

@@ -65,7 +65,7 @@ func TestDeletePreconditions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			deleted, err := resources.Delete[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "a1", tt.pre)
-			if deleted || !koperrors.IsConflict(err) {
+			if deleted || koperrors.KindOf(err) != koperrors.Conflict {
 				t.Errorf("Delete = %t, %v; want false and a Conflict", deleted, err)
 			}
 			got, err := resources.Get[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "a1")
@@ -100,7 +100,7 @@ func TestDeleteWithFinalizerThenPollUntilGone(t *testing.T) {
 	last, err := resources.PollUntilGone[corev1.ConfigMap](short, c, scope.Namespaced(ns), "held", resources.Interval(100*time.Millisecond))
 	reads := requests(tr)
 	t.Logf("PollUntilGone for 700ms at 100ms: %d reads", reads)
-	if !koperrors.IsTimeout(err) || last == nil || last.DeletionTimestamp == nil {
+	if koperrors.KindOf(err) != koperrors.Timeout || last == nil || last.DeletionTimestamp == nil {
 		t.Fatalf("PollUntilGone = %v, %v; want the terminating object and a Timeout", last, err)
 	}
 	for _, want := range []string{"wait for deletion of ConfigMap " + ns + "/held: ", "deleting since", "finalizers [example.com/hold]"} {

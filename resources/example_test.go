@@ -32,7 +32,7 @@ func exampleClient(objs ...client.Object) client.Client {
 func ExampleGet_scopeMistake() {
 	c := exampleClient()
 	_, err := resources.Get[corev1.ConfigMap](context.Background(), c, scope.Cluster, "settings")
-	fmt.Println(koperrors.IsInvalid(err))
+	fmt.Println(koperrors.KindOf(err) == koperrors.Invalid)
 	fmt.Println(err)
 	// Output:
 	// true
@@ -105,7 +105,7 @@ func ExamplePoll() {
 	web, err := resources.Poll(ctx, c, scope.Namespaced("shop"), "web", func(d *appsv1.Deployment) (bool, error) {
 		return d.Status.ObservedGeneration == d.Generation && d.Status.UpdatedReplicas == d.Status.Replicas, nil
 	}, resources.Interval(time.Second))
-	if koperrors.IsTimeout(err) {
+	if koperrors.KindOf(err) == koperrors.Timeout {
 		fmt.Println(err) // poll Deployment shop/web: context deadline exceeded; last seen resourceVersion ...
 		return
 	}

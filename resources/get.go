@@ -15,7 +15,7 @@ import (
 //
 // The scope is checked against T's kind first: a mistake (scope.Cluster for
 // a ConfigMap) is an error of Kind Invalid and sends no request. A missing
-// object is an error of Kind NotFound ([koperrors.IsNotFound]) that reads
+// object is an error of Kind NotFound (koperrors.KindOf(err) == koperrors.NotFound) that reads
 // "get ConfigMap shop/settings: ...". On error the returned object is nil.
 //
 // For kinds without a Go type (unstructured.Unstructured,
@@ -60,7 +60,7 @@ func GetInto(ctx context.Context, r Reader, s scope.Scope, name string, obj clie
 // FindInto is [Find] that fills obj; see [GetInto].
 func FindInto(ctx context.Context, r Reader, s scope.Scope, name string, obj client.Object) (bool, error) {
 	err := GetInto(ctx, r, s, name, obj)
-	if koperrors.IsNotFound(err) {
+	if koperrors.KindOf(err) == koperrors.NotFound {
 		return false, nil
 	}
 	return err == nil, err

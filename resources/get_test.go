@@ -1,6 +1,7 @@
 package resources_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -29,11 +30,11 @@ func TestGetAndFind(t *testing.T) {
 	}
 
 	missing, err := resources.Get[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "missing")
-	if !koperrors.IsNotFound(err) || missing != nil {
+	if koperrors.KindOf(err) != koperrors.NotFound || missing != nil {
 		t.Errorf("Get of a missing object = %v, %v; want nil and NotFound", missing, err)
 	}
 	var kerr *koperrors.Error
-	if !koperrors.As(err, &kerr) || kerr.Op != "get" || kerr.Object.Kind != "ConfigMap" || kerr.Object.Namespace != ns || kerr.Object.Name != "missing" {
+	if !errors.As(err, &kerr) || kerr.Op != "get" || kerr.Object.Kind != "ConfigMap" || kerr.Object.Namespace != ns || kerr.Object.Name != "missing" {
 		t.Errorf("Get of a missing object: error %#v does not name the operation and object", kerr)
 	}
 	if want := "get ConfigMap " + ns + "/missing: "; err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -140,7 +141,7 @@ func TestScopeMistakesSendNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.run()
-			if !koperrors.IsInvalid(err) {
+			if koperrors.KindOf(err) != koperrors.Invalid {
 				t.Errorf("error = %v, want Kind Invalid", err)
 			}
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -86,7 +87,7 @@ func Keys(ctx context.Context, r Reader, s scope.Scope, gvk schema.GroupVersionK
 func Names(ctx context.Context, r Reader, s scope.Scope, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]string, error) {
 	if s == scope.AllNamespaces {
 		return nil, koperrors.WrapKind(koperrors.Invalid,
-			fmt.Errorf("names are not unique across namespaces: use resources.Keys"), "list names of", koperrors.Object{GroupVersionKind: gvk})
+			fmt.Errorf("names are not unique across namespaces: use resources.Keys"), "list names of", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind})
 	}
 	keys, err := Keys(ctx, r, s, gvk, opts...)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // SetLabels sets these labels on obj and reports whether anything changed.
@@ -54,7 +55,7 @@ func patchMap(ctx context.Context, c Patcher, obj client.Object, field string, h
 		op = "remove " + field + " of"
 	}
 	if obj.GetName() == "" {
-		return false, koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("no name given"), op, koperrors.ObjectOf(obj))
+		return false, koperrors.WrapKind(koperrors.Invalid, fmt.Errorf("no name given"), op, kopmeta.RefOf(obj))
 	}
 	changes := map[string]*string{}
 	for k, v := range set {
@@ -72,10 +73,10 @@ func patchMap(ctx context.Context, c Patcher, obj client.Object, field string, h
 	}
 	data, err := json.Marshal(map[string]any{"metadata": map[string]any{field: changes}})
 	if err != nil {
-		return false, koperrors.WrapKind(koperrors.Serialization, err, op, koperrors.ObjectOf(obj))
+		return false, koperrors.WrapKind(koperrors.Serialization, err, op, kopmeta.RefOf(obj))
 	}
 	if err := c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, data)); err != nil {
-		return false, koperrors.Wrap(err, op, koperrors.ObjectOf(obj))
+		return false, koperrors.Wrap(err, op, kopmeta.RefOf(obj))
 	}
 	return true, nil
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // EnsureNamespace creates the namespace name, with labels (which may be
@@ -28,6 +29,6 @@ func EnsureNamespace(ctx context.Context, c Creator, name string, labels map[str
 	case apierrors.IsAlreadyExists(err):
 		return false, nil
 	default:
-		return false, koperrors.Wrap(err, "ensure", koperrors.ObjectOf(ns))
+		return false, koperrors.Wrap(err, "ensure", kopmeta.RefOf(ns))
 	}
 }

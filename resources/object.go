@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -71,12 +72,12 @@ type Creator interface {
 // items' kind is checked; AllNamespaces fits lists only) and returns the object errors should name: the
 // kind from the scheme, the namespace of s and name. A scope that does not
 // fit is an error of Kind Invalid for operation op, and no request is sent.
-func target(k Kinds, op string, s scope.Scope, obj runtime.Object, name string) (koperrors.Object, error) {
+func target(k Kinds, op string, s scope.Scope, obj runtime.Object, name string) (kopmeta.ObjectRef, error) {
 	gvk, err := kindOf(k, obj)
 	if err != nil {
-		return koperrors.Object{Namespace: s.Namespace(), Name: name}, koperrors.WrapKind(koperrors.Invalid, err, op, koperrors.Object{Namespace: s.Namespace(), Name: name})
+		return kopmeta.ObjectRef{Namespace: s.Namespace(), Name: name}, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.ObjectRef{Namespace: s.Namespace(), Name: name})
 	}
-	o := koperrors.Object{GroupVersionKind: gvk, Namespace: s.Namespace(), Name: name}
+	o := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: s.Namespace(), Name: name}
 	if err := s.Check(k.RESTMapper(), gvk); err != nil {
 		return o, koperrors.WrapKind(koperrors.Invalid, err, op, o)
 	}

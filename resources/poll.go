@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -98,7 +99,7 @@ func Poll[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name
 				return obj, nil
 			}
 			seen = describe(obj)
-		case koperrors.IsNotFound(err) && po.AllowNotFound:
+		case koperrors.KindOf(err) == koperrors.NotFound && po.AllowNotFound:
 			seen = "not found"
 		case ctx.Err() == nil && !retriable(err):
 			return last, koperrors.Wrap(err, "poll", o)
@@ -130,7 +131,7 @@ func PollUntilGone[T any, P Object[T]](ctx context.Context, r Reader, s scope.Sc
 		obj := P(new(T))
 		err := r.Get(ctx, key, obj)
 		switch {
-		case koperrors.IsNotFound(err):
+		case koperrors.KindOf(err) == koperrors.NotFound:
 			return nil, nil
 		case err == nil && po.UID != "" && obj.GetUID() != po.UID:
 			return nil, nil
@@ -179,7 +180,7 @@ func describe(obj client.Object) string {
 
 // timeout is the error at the end of the context: Kind Timeout for a
 // deadline, the cause's kind for a cancellation.
-func timeout(cause error, op string, o koperrors.Object, seen string) error {
+func timeout(cause error, op string, o kopmeta.ObjectRef, seen string) error {
 	err := fmt.Errorf("%w; %s", cause, seen)
 	if errors.Is(cause, context.DeadlineExceeded) {
 		return koperrors.WrapKind(koperrors.Timeout, err, op, o)

@@ -22,7 +22,7 @@ func TestPoll(t *testing.T) {
 
 	t.Run("missing object is NotFound by default", func(t *testing.T) {
 		got, err := resources.Poll(t.Context(), c, scope.Namespaced(ns), "later", ready)
-		if got != nil || !koperrors.IsNotFound(err) {
+		if got != nil || koperrors.KindOf(err) != koperrors.NotFound {
 			t.Errorf("Poll = %v, %v; want nil and NotFound", got, err)
 		}
 	})
@@ -56,7 +56,7 @@ func TestPoll(t *testing.T) {
 		defer cancel()
 		never := func(*corev1.ConfigMap) (bool, error) { return false, nil }
 		got, err := resources.Poll(short, c, scope.Namespaced(ns), "later", never)
-		if !koperrors.IsTimeout(err) {
+		if koperrors.KindOf(err) != koperrors.Timeout {
 			t.Fatalf("Poll past its deadline = %v, want Kind Timeout", err)
 		}
 		if got == nil || got.Data["ready"] != "yes" {
@@ -95,7 +95,7 @@ func TestPoll(t *testing.T) {
 		}
 		short, cancel2 := context.WithTimeout(t.Context(), 400*time.Millisecond)
 		defer cancel2()
-		if _, err := resources.PollUntilGone[corev1.ConfigMap](short, c, scope.Namespaced(ns), "later"); !koperrors.IsTimeout(err) {
+		if _, err := resources.PollUntilGone[corev1.ConfigMap](short, c, scope.Namespaced(ns), "later"); koperrors.KindOf(err) != koperrors.Timeout {
 			t.Errorf("PollUntilGone without ForUID = %v, want a Timeout", err)
 		}
 	})
@@ -104,7 +104,7 @@ func TestPoll(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		time.AfterFunc(300*time.Millisecond, cancel)
 		_, err := resources.Poll(ctx, c, scope.Namespaced(ns), "later", func(*corev1.ConfigMap) (bool, error) { return false, nil })
-		if err == nil || koperrors.IsTimeout(err) || !errors.Is(err, context.Canceled) {
+		if err == nil || koperrors.KindOf(err) == koperrors.Timeout || !errors.Is(err, context.Canceled) {
 			t.Errorf("Poll after cancel = %v, want context.Canceled and not a Timeout", err)
 		}
 	})

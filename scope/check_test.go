@@ -62,7 +62,7 @@ func runCheckCases(t *testing.T, mapper apimeta.RESTMapper) {
 			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
 				t.Fatalf("Check() error (-want +got):\n%s", diff)
 			}
-			if err != nil && !koperrors.IsInvalid(err) {
+			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 				t.Errorf("Check() error kind = %s, want Invalid", koperrors.KindOf(err))
 			}
 		})
@@ -155,7 +155,7 @@ func TestCheckObject(t *testing.T) {
 			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
 				t.Fatalf("CheckObject() error (-want +got):\n%s", diff)
 			}
-			if err != nil && !koperrors.IsInvalid(err) {
+			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 				t.Errorf("CheckObject() error kind = %s, want Invalid", koperrors.KindOf(err))
 			}
 		})

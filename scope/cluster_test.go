@@ -47,7 +47,7 @@ func TestCheckSendsNoRequest(t *testing.T) {
 	mapper := dynamicMapper(t, cfg)
 	// Warm up: the first lookup discovers the API.
 	for _, gvk := range []schema.GroupVersionKind{deployment, clusterRole, namespace} {
-		if err := scope.Cluster.Check(mapper, gvk); err != nil && !koperrors.IsInvalid(err) {
+		if err := scope.Cluster.Check(mapper, gvk); err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 			t.Fatalf("warm-up Check(%s) = %v", gvk, err)
 		}
 	}
@@ -61,10 +61,10 @@ func TestCheckSendsNoRequest(t *testing.T) {
 		if err := scope.Cluster.Check(mapper, clusterRole); err != nil {
 			t.Fatal(err)
 		}
-		if err := scope.Cluster.Check(mapper, deployment); !koperrors.IsInvalid(err) {
+		if err := scope.Cluster.Check(mapper, deployment); koperrors.KindOf(err) != koperrors.Invalid {
 			t.Fatalf("Check(Cluster, Deployment) = %v, want an Invalid error", err)
 		}
-		if err := scope.Namespaced("web").Check(mapper, namespace); !koperrors.IsInvalid(err) {
+		if err := scope.Namespaced("web").Check(mapper, namespace); koperrors.KindOf(err) != koperrors.Invalid {
 			t.Fatalf("Check(Namespaced, Namespace) = %v, want an Invalid error", err)
 		}
 	}

@@ -27,7 +27,7 @@
 //
 // All these errors are koperrors of Kind Invalid (import
 // "github.com/kopgo/kopgo/errors" as koperrors), so callers can branch on
-// koperrors.IsInvalid; a RESTMapper that fails for another reason (discovery
+// koperrors.KindOf(err) == koperrors.Invalid; a RESTMapper that fails for another reason (discovery
 // unavailable) keeps that error's Kind.
 //
 // # Using a scope

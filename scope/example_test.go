@@ -28,7 +28,7 @@ func ExampleScope_Check() {
 	fmt.Println(scope.AllNamespaces.Check(mapper, deployment))
 	err := scope.Cluster.Check(mapper, deployment)
 	fmt.Println(err)
-	fmt.Println(koperrors.IsInvalid(err))
+	fmt.Println(koperrors.KindOf(err) == koperrors.Invalid)
 	fmt.Println(scope.Namespaced("default").Check(mapper, clusterRole))
 	fmt.Println(scope.Namespaced("").Check(mapper, deployment))
 	// Output:

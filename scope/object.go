@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // Of returns the scope an existing object lives in: Namespaced(its
@@ -50,22 +51,22 @@ func (s Scope) ListOptions() []client.ListOption {
 // the test that the scope fits it.
 func (s Scope) ApplyTo(obj client.Object) error {
 	if err := s.Validate(); err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, "set scope", koperrors.ObjectOf(obj))
+		return koperrors.WrapKind(koperrors.Invalid, err, "set scope", kopmeta.RefOf(obj))
 	}
 	have := obj.GetNamespace()
 	switch s.kind {
 	case allNamespaces:
 		return koperrors.WrapKind(koperrors.Invalid,
-			fmt.Errorf("scope AllNamespaces cannot place an object: use scope.Namespaced(ns)"), "set scope", koperrors.ObjectOf(obj))
+			fmt.Errorf("scope AllNamespaces cannot place an object: use scope.Namespaced(ns)"), "set scope", kopmeta.RefOf(obj))
 	case cluster:
 		if have != "" {
 			return koperrors.WrapKind(koperrors.Invalid,
-				fmt.Errorf("metadata.namespace is %q but the scope is Cluster", have), "set scope", koperrors.ObjectOf(obj))
+				fmt.Errorf("metadata.namespace is %q but the scope is Cluster", have), "set scope", kopmeta.RefOf(obj))
 		}
 	case namespaced:
 		if have != "" && have != s.namespace {
 			return koperrors.WrapKind(koperrors.Invalid,
-				fmt.Errorf("metadata.namespace is %q but the scope is %s", have, s), "set scope", koperrors.ObjectOf(obj))
+				fmt.Errorf("metadata.namespace is %q but the scope is %s", have, s), "set scope", kopmeta.RefOf(obj))
 		}
 		obj.SetNamespace(s.namespace)
 	}

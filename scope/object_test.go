@@ -67,7 +67,7 @@ func TestApplyTo(t *testing.T) {
 			if diff := cmp.Diff(tt.wantErr, errString(err)); diff != "" {
 				t.Errorf("ApplyTo() error (-want +got):\n%s", diff)
 			}
-			if err != nil && !koperrors.IsInvalid(err) {
+			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 				t.Errorf("ApplyTo() error kind = %s, want Invalid", koperrors.KindOf(err))
 			}
 			if cm.Namespace != tt.wantNS {

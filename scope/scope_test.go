@@ -84,7 +84,7 @@ func TestValidate(t *testing.T) {
 			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
 				t.Fatalf("Validate() error (-want +got):\n%s", diff)
 			}
-			if err != nil && !koperrors.IsInvalid(err) {
+			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 				t.Errorf("Validate() error kind = %s, want Invalid", koperrors.KindOf(err))
 			}
 		})

@@ -22,7 +22,7 @@
 //		err := r.deploy(ctx, &app) // may set app.Status fields and conditions
 //		status.SetError(&app, err)  // Ready/Reconciling/Stalled from the outcome
 //		if _, perr := p.Patch(ctx, r.Client, &app, "webapp-controller"); perr != nil {
-//			return ctrl.Result{}, koperrors.Join(err, perr)
+//			return ctrl.Result{}, errors.Join(err, perr)
 //		}
 //		return ctrl.Result{}, err
 //	}

@@ -32,7 +32,7 @@ func SetError(obj Setter, err error) bool {
 	case err == nil:
 		changed := MarkReady(obj, ReasonSucceeded, "")
 		return SetObservedGeneration(obj) || changed
-	case koperrors.IsRequeueOnly(err):
+	case !koperrors.Failed(err):
 		return MarkReconciling(obj, ReasonProgressing, err.Error())
 	case koperrors.IsTerminal(err):
 		changed := MarkStalled(obj, ReasonOf(err), err.Error())

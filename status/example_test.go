@@ -2,6 +2,7 @@ package status_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -90,7 +91,7 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	status.SetError(&w, err)
 	// One apply of the whole status, or no request if nothing changed.
 	if _, perr := p.Patch(ctx, r.Client, &w, "widget-controller"); perr != nil {
-		return ctrl.Result{}, koperrors.Join(err, perr)
+		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return ctrl.Result{}, err
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
 // Writer is what [Patcher.Patch] needs: a status subresource writer and
@@ -78,7 +79,7 @@ func NewPatcher(obj client.Object) *Patcher {
 // object; their kind is that of the API error (koperrors.KindOf), except a
 // field-manager conflict under Force(false), which is Invalid.
 func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldOwner string, opts ...PatchOption) (bool, error) {
-	o := koperrors.ObjectOf(obj)
+	o := kopmeta.RefOf(obj)
 	switch {
 	case p.err != nil:
 		return false, koperrors.WrapKind(koperrors.Serialization, p.err, "read status of", o)

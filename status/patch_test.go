@@ -355,7 +355,7 @@ func TestPatchForce(t *testing.T) {
 	p := status.NewPatcher(obj)
 	obj.Status.Phase = "Ours"
 	_, err := p.Patch(t.Context(), c, obj, owner, status.Force(false))
-	if !koperrors.IsInvalid(err) || !strings.Contains(err.Error(), "other-controller") {
+	if koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), "other-controller") {
 		t.Errorf("Patch without force = %v; want an Invalid error naming other-controller", err)
 	}
 	if got := read(t, w).Status.Phase; got != "Theirs" {

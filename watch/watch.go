@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -134,7 +135,7 @@ func run[T client.Object, V any](ctx context.Context, c client.WithWatch, s scop
 	if _, err := informer.AddEventHandler(handler); err != nil {
 		return nil, fmt.Errorf("watch %T: %w", example, err)
 	}
-	kind := koperrors.ObjectOf(example).Kind
+	kind := kopmeta.RefOf(example).Kind
 	_ = informer.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
 		// The reflector retries with backoff and re-lists after 410 Gone;
 		// say why the stream paused.
@@ -188,15 +189,15 @@ func kindOf[T client.Object](c client.WithWatch, s scope.Scope) (T, func() clien
 	example := reflect.New(t.Elem()).Interface().(T)
 	gvk, err := apiutil.GVKForObject(example, c.Scheme())
 	if err != nil {
-		return zero, nil, koperrors.WrapKind(koperrors.Invalid, err, "watch", koperrors.ObjectOf(example))
+		return zero, nil, koperrors.WrapKind(koperrors.Invalid, err, "watch", kopmeta.RefOf(example))
 	}
 	if err := s.Check(c.RESTMapper(), gvk); err != nil {
-		return zero, nil, koperrors.Wrap(err, "watch", koperrors.ObjectOf(example))
+		return zero, nil, koperrors.Wrap(err, "watch", kopmeta.RefOf(example))
 	}
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
 	proto, err := c.Scheme().New(listGVK)
 	if err != nil {
-		return zero, nil, koperrors.WrapKind(koperrors.Invalid, err, "watch", koperrors.ObjectOf(example))
+		return zero, nil, koperrors.WrapKind(koperrors.Invalid, err, "watch", kopmeta.RefOf(example))
 	}
 	if _, ok := proto.(client.ObjectList); !ok {
 		return zero, nil, koperrors.Errorf(koperrors.Invalid, "watch %s: %T is not a list", gvk, proto)

@@ -126,11 +126,11 @@ func TestLabelSelectorFiltersOnServer(t *testing.T) {
 func TestScopeMistakeIsInvalid(t *testing.T) {
 	c := watchClient(t, cluster.Config)
 	_, err := watch.Events[*corev1.Namespace](t.Context(), c, scope.Namespaced("default"))
-	if !koperrors.IsInvalid(err) {
+	if koperrors.KindOf(err) != koperrors.Invalid {
 		t.Errorf("Events[Namespace] in a namespace: %v, want Invalid", err)
 	}
 	_, err = watch.Signal[*corev1.ConfigMap](t.Context(), c, scope.Cluster)
-	if !koperrors.IsInvalid(err) {
+	if koperrors.KindOf(err) != koperrors.Invalid {
 		t.Errorf("Signal[ConfigMap] cluster-wide: %v, want Invalid", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/examples/echoserver/api/v1alpha1"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 )
@@ -59,7 +60,7 @@ func ChildKinds() []client.Object {
 // changes, and nothing is applied.
 func Sync(_ context.Context, es *v1alpha1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
 	if errs := validate(es); len(errs) > 0 {
-		return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", koperrors.ObjectOf(es)))
+		return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(es)))
 	}
 	dep, svc := deployment(es), service(es)
 	setStatus(es, dep, observed)

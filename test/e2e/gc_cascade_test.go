@@ -6,12 +6,13 @@ import (
 	"testing"
 	"time"
 
+	kopmeta "github.com/kopgo/kopgo/meta"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/gc"
@@ -42,7 +43,7 @@ func TestPruneCascadesToPods(t *testing.T) {
 
 	deployGVK := appsv1.SchemeGroupVersion.WithKind("Deployment")
 	res, err := gc.Prune(t.Context(), c, parent, labels.SelectorFromSet(sel), []schema.GroupVersionKind{deployGVK},
-		[]gc.Child{{GroupKind: deployGVK.GroupKind(), NamespacedName: types.NamespacedName{Namespace: ns, Name: "keep"}}})
+		[]kopmeta.ObjectRef{{Group: deployGVK.Group, Kind: deployGVK.Kind, Namespace: ns, Name: "keep"}})
 	if err != nil {
 		t.Fatal(err)
 	}

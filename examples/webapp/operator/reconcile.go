@@ -14,6 +14,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
@@ -49,7 +50,7 @@ type Reconciler struct {
 func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) error {
 	if errs := validate(app); len(errs) > 0 {
 		// Retrying cannot fix the spec: Stalled until the WebApp changes.
-		return koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", koperrors.ObjectOf(app)))
+		return koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(app)))
 	}
 	secrets, err := mountedSecrets(ctx, env.Client, app)
 	if err != nil {
@@ -80,7 +81,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 	}
 	var d appsv1.Deployment
 	if err := env.Scheme.Convert(res.Object(), &d, nil); err != nil {
-		return koperrors.Wrap(err, "read Deployment", koperrors.ObjectOf(app))
+		return koperrors.Wrap(err, "read Deployment", kopmeta.RefOf(app))
 	}
 	if res.Outcome == apply.Updated && d.Generation > d.Status.ObservedGeneration {
 		// A new spec the Deployment controller has not seen yet: ours.
@@ -124,7 +125,7 @@ func mountedSecrets(ctx context.Context, c client.Reader, app *webappv1.WebApp) 
 	var list metav1.PartialObjectMetadataList
 	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("SecretList"))
 	if err := c.List(ctx, &list, client.InNamespace(app.Namespace), client.MatchingLabels{SecretLabel: app.Name}); err != nil {
-		return nil, koperrors.Wrap(err, "list Secrets labelled "+SecretLabel+"="+app.Name, koperrors.ObjectOf(app))
+		return nil, koperrors.Wrap(err, "list Secrets labelled "+SecretLabel+"="+app.Name, kopmeta.RefOf(app))
 	}
 	slices.SortFunc(list.Items, func(a, b metav1.PartialObjectMetadata) int { return strings.Compare(a.Name, b.Name) })
 	return list.Items, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/reconciler"
 )
 
@@ -62,11 +63,11 @@ func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *rec
 	var cm corev1ac.ConfigMapApplyConfiguration
 	cm.WithAPIVersion("v1").WithKind("ConfigMap").WithName(RegistryName).WithNamespace(r.RegistryNamespace)
 	res, err := env.Applier.Apply(ctx, &cm, apply.FieldOwner(registryOwner(app)))
-	if koperrors.IsNotFound(err) {
+	if koperrors.KindOf(err) == koperrors.NotFound {
 		return nil // the registry's namespace is gone, and the entry with it
 	}
 	if err != nil {
-		return koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), koperrors.ObjectOf(app))
+		return koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), kopmeta.RefOf(app))
 	}
 	if res.Outcome != apply.Unchanged {
 		env.Recorder.Normal(app, "Deregistered", "Cleanup", fmt.Sprintf("removed %s from ConfigMap %s/%s", RegistryKey(app), r.RegistryNamespace, RegistryName))

@@ -2,13 +2,15 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	kopmeta "github.com/kopgo/kopgo/meta"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +90,7 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	// One server-side apply of the whole status, or no request at all when
 	// nothing changed.
 	if _, perr := p.Patch(ctx, r.Client, &cs, FieldOwner); perr != nil {
-		return ctrl.Result{}, koperrors.Join(err, perr)
+		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	// A koperrors.Terminal error is controller-runtime's terminal error too:
 	// SetError reported it as Stalled, and controller-runtime stops retrying.
@@ -103,7 +105,7 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 		return 0, koperrors.Terminal(fmt.Errorf("label ConfigMaps of ConfigSet %s: %w", cs.Name, err))
 	}
 
-	desired := make([]gc.Child, 0, len(cs.Spec.Configs))
+	desired := make([]kopmeta.ObjectRef, 0, len(cs.Spec.Configs))
 	for _, entry := range cs.Spec.Configs {
 		cm := corev1ac.ConfigMap(cs.Name+"-"+entry.Name, cs.Namespace).
 			WithLabels(label).
@@ -124,10 +126,7 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 		case apply.Updated:
 			observability.NormalRelated(r.Recorder, cs, res.Object(), "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
 		}
-		desired = append(desired, gc.Child{
-			GroupKind:      configMapGVK.GroupKind(),
-			NamespacedName: types.NamespacedName{Namespace: *cm.Namespace, Name: *cm.Name},
-		})
+		desired = append(desired, kopmeta.ObjectRef{Kind: configMapGVK.Kind, Namespace: *cm.Namespace, Name: *cm.Name})
 	}
 
 	// Delete the ConfigMaps this ConfigSet controls and no longer wants; any
