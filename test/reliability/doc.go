@@ -16,8 +16,8 @@
 // (default 200: the full variant, 40 s API server outage, one-minute quiet
 // window, about half an hour); RELIABILITY_N=20 is the short variant (5 s
 // outage, 15 s quiet window, about three minutes). RELIABILITY_N is at most
-// 240: every WebApp has a Service with a cluster IP, and the testkit's
-// Service range is a /24. Without RELIABILITY_N
+// 5000: every WebApp has a Service with a cluster IP in the testkit's
+// Service range (a /16). Without RELIABILITY_N
 // the package skips itself, so `make test` stays within its budget.
 // RELIABILITY_WRITE=1 writes the table into RESULTS.md.
 package reliability

@@ -38,10 +38,9 @@ var (
 )
 
 // maxParents is the most WebApps a scenario can have: each has a Service
-// with a cluster IP, and the testkit's Service range is a /24 (254
-// addresses, one for the "kubernetes" Service, a few for Services of
-// namespaces still being deleted).
-const maxParents = 240
+// with a cluster IP, and the testkit's Service range (a /16) must hold them
+// and the Services of namespaces still being deleted.
+const maxParents = 5000
 
 // sizes are a variant's parameters: short up to 50 parents (outages and
 // quiet windows of seconds), full beyond.

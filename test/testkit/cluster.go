@@ -78,6 +78,12 @@ type Cluster struct {
 	stopOnce sync.Once
 }
 
+// serviceCIDR is the Services' cluster IP range: a /16, so that a suite
+// with thousands of Services (each with a cluster IP) does not run out, as
+// it did with a /24 (254 addresses). The API server and the controller
+// manager must agree on it.
+const serviceCIDR = "10.0.0.0/16"
+
 const (
 	etcdGrace = 10 * time.Second
 	// kube-apiserver stops listening at once on SIGTERM but then waits up to
@@ -218,7 +224,7 @@ func (c *Cluster) startControlPlane(ctx context.Context, bins binaries) error {
 				"--service-account-issuer=" + host,
 				"--service-account-key-file=" + saPub,
 				"--service-account-signing-key-file=" + saKey,
-				"--service-cluster-ip-range=10.0.0.0/24",
+				"--service-cluster-ip-range=" + serviceCIDR,
 				"--authorization-mode=RBAC",
 				"--allow-privileged=true",
 				// Pods need no token volume here, and a bare control plane has no

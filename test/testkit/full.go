@@ -15,18 +15,25 @@ import (
 // kwokNodeAnnotation marks the nodes kwok manages, as kwok's own docs do.
 const kwokNodeAnnotation = "kwok.x-k8s.io/node"
 
-// NodeLabel is set to "kwok" on every fake node of a full cluster.
-const NodeLabel = "type"
+// nodeLabel is set to "kwok" on every fake node of a full cluster.
+const nodeLabel = "type"
 
 // controllers are the kube-controller-manager controllers a full cluster
-// runs: enough for workloads to roll out, owners to cascade and namespaces to
-// finish terminating and nodes lose their not-ready taint, without cloud, volume or certificate machinery.
+// runs: enough for workloads to roll out, owners to cascade, namespaces to
+// finish terminating and nodes to lose their not-ready taint, without cloud,
+// volume or certificate machinery. Two more keep RBAC and quota tests
+// honest: without the ClusterRole aggregation controller the built-in
+// admin, edit and view roles have no rules (so binding them needs no "bind"
+// or "escalate", and an RBAC test passes that production refuses), and
+// without the resource-quota controller a ResourceQuota's status stays
+// empty (and the quota admission plugin enforces nothing).
 var controllers = []string{
 	"garbage-collector-controller", "namespace-controller",
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
 	"daemonset-controller", "job-controller", "cronjob-controller", "ttl-after-finished-controller",
 	"endpoints-controller", "endpointslice-controller", "serviceaccount-controller",
 	"node-lifecycle-controller", "pod-garbage-collector-controller", "horizontal-pod-autoscaler-controller", "disruption-controller",
+	"clusterrole-aggregation-controller", "resourcequota-controller",
 }
 
 func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
@@ -38,7 +45,7 @@ func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
 			kubeconfig, "--leader-elect=false", "--secure-port=0",
 			"--controllers=" + strings.Join(controllers, ","),
 			"--use-service-account-credentials=false",
-			"--service-cluster-ip-range=10.0.0.0/24",
+			"--service-cluster-ip-range=" + serviceCIDR,
 			"--concurrent-gc-syncs=10",
 		},
 	}
@@ -83,7 +90,7 @@ func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
 
 func (c *Cluster) nodesReady(ctx context.Context) error {
 	var nodes corev1.NodeList
-	if err := c.client.List(ctx, &nodes, client.MatchingLabels{NodeLabel: "kwok"}); err != nil {
+	if err := c.client.List(ctx, &nodes, client.MatchingLabels{nodeLabel: "kwok"}); err != nil {
 		return err
 	}
 	ready := 0
@@ -118,7 +125,7 @@ func fakeNode(name string) *corev1.Node {
 			Name:        name,
 			Annotations: map[string]string{kwokNodeAnnotation: "fake"},
 			Labels: map[string]string{
-				NodeLabel: "kwok", corev1.LabelHostname: name,
+				nodeLabel: "kwok", corev1.LabelHostname: name,
 				corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
 			},
 		},
