@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -200,5 +201,40 @@ func TestCountedConfigCountsTraffic(t *testing.T) {
 	}
 	if n, b := traffic.Requests.Load(), traffic.Bytes.Load(); n != 1 || b == 0 {
 		t.Errorf("one Get counted as %d requests and %d bytes, want 1 and more than 0", n, b)
+	}
+
+	// Writes are counted apart from reads, whatever the verb.
+	ns2 := cluster.Namespace(t)
+	cm := func() *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns2, Name: "counted"}}
+	}
+	for _, tc := range []struct {
+		name             string
+		do               func(ctx context.Context) error
+		requests, writes int64
+	}{
+		{"create", func(ctx context.Context) error { return c.Create(ctx, cm()) }, 1, 1},
+		{"get", func(ctx context.Context) error { return c.Get(ctx, client.ObjectKeyFromObject(cm()), cm()) }, 1, 0},
+		{"list", func(ctx context.Context) error { return c.List(ctx, &corev1.ConfigMapList{}, client.InNamespace(ns2)) }, 1, 0},
+		{"apply", func(ctx context.Context) error {
+			return c.Apply(ctx, corev1ac.ConfigMap("counted", ns2).WithData(map[string]string{"k": "v"}), client.FieldOwner("t"))
+		}, 1, 1},
+		{"update", func(ctx context.Context) error {
+			obj := cm()
+			if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+				return err
+			}
+			obj.Data["k"] = "w"
+			return c.Update(ctx, obj)
+		}, 2, 1},
+		{"delete", func(ctx context.Context) error { return c.Delete(ctx, cm()) }, 1, 1},
+	} {
+		traffic.Reset()
+		if err := tc.do(t.Context()); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if n, w := traffic.Requests.Load(), traffic.Writes.Load(); n != tc.requests || w != tc.writes {
+			t.Errorf("%s counted as %d requests and %d writes, want %d and %d", tc.name, n, w, tc.requests, tc.writes)
+		}
 	}
 }
