@@ -122,7 +122,7 @@ func startOperator(t *testing.T, ns string) (name string, requests *traffic, che
 		}
 		if unused := perms.Unused(role.Rules,
 			testkit.BlockOwnerDeletion(v1alpha1.GroupVersion.Group, "echoservers"),
-			testkit.EventSeries,
+			testkit.PatchEvents,
 			// The metrics endpoint's reviews: this in-process operator
 			// serves no metrics (the binary test scrapes them).
 			testkit.MetricsTokenReview, testkit.MetricsAccessReview); len(unused) > 0 {

@@ -23,11 +23,11 @@ func (p Permission) String() string { return p.Group + "/" + p.Resource + " " + 
 // Permissions an operator needs that no recorded request shows; pass those
 // that apply to [Permissions.Unused] as allowed.
 var (
-	// EventSeries is "patch" on events.k8s.io events: client-go's recorder
+	// PatchEvents is "patch" on events.k8s.io events: client-go's recorder
 	// patches an event into a series when the same event repeats for the
 	// same version of an object. Any controller that records events needs
 	// it, but whether a test run sends it is a matter of timing.
-	EventSeries = Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}
+	PatchEvents = Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}
 	// MetricsTokenReview and MetricsAccessReview are "create" on
 	// tokenreviews and subjectaccessreviews: a secure metrics endpoint
 	// (kopgo's default) sends them for each scrape, so a test that never
@@ -60,7 +60,7 @@ func BlockOwnerDeletion(group, resource string) Permission {
 // creates), and "list" for a streaming list (a watch with
 // sendInitialEvents=true, which client-go's informers use in place of a
 // list; servers without it get a list). Permissions checked by admission
-// ([BlockOwnerDeletion]) or sent only sometimes ([EventSeries]) cannot be
+// ([BlockOwnerDeletion]) or sent only sometimes ([PatchEvents]) cannot be
 // relied on here; pass them to Unused as allowed.
 type Permissions struct {
 	mu     sync.Mutex

@@ -87,7 +87,7 @@ func TestWalkthroughWithGeneratedRBAC(t *testing.T) {
 	}
 	unused := perms.Unused(slices.Concat(cr.Rules, role.Rules),
 		testkit.BlockOwnerDeletion(webappv1.GroupVersion.Group, "webapps"),
-		testkit.EventSeries,
+		testkit.PatchEvents,
 	)
 	if len(unused) > 0 {
 		t.Errorf("RBAC rules the operator never used (excess permissions): %v\nused: %v", unused, perms.Used())

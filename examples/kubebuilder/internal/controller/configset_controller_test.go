@@ -68,7 +68,7 @@ func TestConfigSet(t *testing.T) {
 		}
 		if unused := perms.Unused(rules,
 			testkit.BlockOwnerDeletion(v1alpha1.GroupVersion.Group, "configsets"),
-			testkit.EventSeries); len(unused) > 0 {
+			testkit.PatchEvents); len(unused) > 0 {
 			t.Errorf("RBAC rules never used (excess permissions): %v; used: %v", unused, perms.Used())
 		}
 	}()
