@@ -6,24 +6,22 @@ import (
 	"path/filepath"
 )
 
-// BinDirEnv names the environment variable that points at the directory of
+// binDirEnv names the environment variable that points at the directory of
 // testkit binaries. `make test` sets it to bin/testkit.
-const BinDirEnv = "KOPGO_TESTKIT_BIN"
+const binDirEnv = "KOPGO_TESTKIT_BIN"
 
 // binaries are the paths of the components a cluster runs.
 type binaries struct {
 	etcd, apiserver, controllerManager, scheduler, kwok, kwokStages string
 }
 
-// BinDir returns the directory the testkit takes its binaries from: dir if it
-// is not empty, else $KOPGO_TESTKIT_BIN, else the first bin/testkit found in
-// the working directory or one of its parents (the layout `make testkit-bin`
-// writes in the kopgo repository).
-func BinDir(dir string) string {
+// binDir returns the directory the testkit takes its binaries from, as
+// [Options.BinDir] describes.
+func binDir(dir string) string {
 	if dir != "" {
 		return dir
 	}
-	if env := os.Getenv(BinDirEnv); env != "" {
+	if env := os.Getenv(binDirEnv); env != "" {
 		return env
 	}
 	wd, err := os.Getwd()
@@ -42,10 +40,10 @@ func BinDir(dir string) string {
 }
 
 func findBinaries(dir string, full bool) (binaries, error) {
-	dir = BinDir(dir)
+	dir = binDir(dir)
 	if dir == "" {
 		return binaries{}, fmt.Errorf("%w: no bin/testkit above the working directory and %s is not set: run `make testkit-bin` in the kopgo repository, or set %s to a directory holding etcd and kube-apiserver",
-			errNoBinaries, BinDirEnv, BinDirEnv)
+			errNoBinaries, binDirEnv, binDirEnv)
 	}
 	b := binaries{
 		etcd:              filepath.Join(dir, "etcd"),
@@ -62,7 +60,7 @@ func findBinaries(dir string, full bool) (binaries, error) {
 	for _, p := range need {
 		if _, err := os.Stat(p); err != nil {
 			return binaries{}, fmt.Errorf("%w: %s is missing: build it with `make testkit-bin` (or point %s at a directory that has it)",
-				errNoBinaries, p, BinDirEnv)
+				errNoBinaries, p, binDirEnv)
 		}
 	}
 	return b, nil

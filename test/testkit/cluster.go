@@ -24,12 +24,15 @@ import (
 )
 
 // Options configure a Cluster. The zero value starts a bare control plane
-// (etcd and kube-apiserver) with binaries found as described at [BinDir].
+// (etcd and kube-apiserver) with binaries found as described at
+// [Options.BinDir].
 type Options struct {
 	// Full also starts kube-controller-manager (garbage collector, namespace,
-	// Deployment, ReplicaSet and other workload controllers),
-	// kube-scheduler and kwok with [Options.Nodes] fake nodes, so that a
-	// Deployment really rolls out and deleting an owner cascades.
+	// Deployment, ReplicaSet and other workload controllers, ClusterRole
+	// aggregation and resource quota), kube-scheduler and kwok with
+	// [Options.Nodes] fake nodes, so that a Deployment really rolls out,
+	// deleting an owner cascades, the built-in edit and view roles have
+	// their rules and a ResourceQuota's status counts.
 	Full bool
 
 	// Nodes is the number of kwok nodes of a full cluster. Default 2.
@@ -45,7 +48,10 @@ type Options struct {
 	// CRDs are CustomResourceDefinitions installed as CRDPaths are.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 
-	// BinDir holds the binaries. Default: see [BinDir].
+	// BinDir holds the binaries. Default: $KOPGO_TESTKIT_BIN (`make test`
+	// sets it), else the first bin/testkit in the working directory or one
+	// of its parents (the layout `make testkit-bin` writes in the kopgo
+	// repository).
 	BinDir string
 
 	// Scheme is the scheme of [Cluster.Client]. Default: client-go's scheme
@@ -279,7 +285,7 @@ func (c *Cluster) StartAPIServer(ctx context.Context) error {
 	if err := c.apiserver.start(); err != nil {
 		return err
 	}
-	return c.WaitReady(ctx)
+	return c.waitReady(ctx)
 }
 
 // StopAPIServer stops the API server (SIGTERM, then SIGKILL after 3s) and
@@ -289,8 +295,8 @@ func (c *Cluster) StopAPIServer() {
 	c.apiserver.stop(apiserverGrace)
 }
 
-// WaitReady waits until the API server answers /readyz with 200.
-func (c *Cluster) WaitReady(ctx context.Context) error {
+// waitReady waits until the API server answers /readyz with 200.
+func (c *Cluster) waitReady(ctx context.Context) error {
 	hc, err := rest.HTTPClientFor(c.Config)
 	if err != nil {
 		return fmt.Errorf("http client: %w", err)

@@ -25,16 +25,20 @@
 //	}
 //
 // [Options.Full] adds kube-controller-manager (garbage collector, namespace,
-// node lifecycle and workload controllers), kube-scheduler and kwok with
-// [Options.Nodes] fake nodes, so a Deployment becomes Available and deleting
-// an owner cascades to its children.
+// node lifecycle, workload, ClusterRole aggregation and resource-quota
+// controllers), kube-scheduler and kwok with [Options.Nodes] fake nodes, so
+// a Deployment becomes Available, deleting an owner cascades to its
+// children, the built-in admin, edit and view roles have their rules and a
+// ResourceQuota's status counts. In either kind of cluster the Service
+// range is a /16, so thousands of Services with cluster IPs fit.
 //
 // # Binaries
 //
 // The binaries are built from the Go module proxy by `make testkit-bin` in the
 // kopgo repository (k8s.io/kubernetes and the etcd server live in a separate
-// tools module, so this library never depends on them) and found as [BinDir]
-// describes. A missing binary is an error that names the make target.
+// tools module, so this library never depends on them) and found as
+// [Options.BinDir] describes. A missing binary is an error that names the
+// make target.
 //
 // # Debugging
 //
