@@ -45,7 +45,14 @@ type ConfigEntry struct {
 	// +required
 	Name string `json:"name"`
 
-	// Data is the ConfigMap's data.
+	// Data is the ConfigMap's data. Its keys are ConfigMap keys: letters,
+	// digits, '-', '_' and '.', at most 253 of them, neither "." nor
+	// starting with "..". Its values total at most 1 MiB (what a ConfigMap
+	// holds) and carry no character that server-side apply cannot (DEL,
+	// the C1 controls U+0080 to U+009F including NEL, U+FFFE and U+FFFF);
+	// the controller checks the values, the API server the rest.
+	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 253 && k.matches('^[-._a-zA-Z0-9]+$') && k != '.' && !k.startsWith('..'))",message="keys must be ConfigMap keys: letters, digits, '-', '_' and '.', at most 253 characters, neither '.' nor starting with '..'"
 	// +optional
 	Data map[string]string `json:"data,omitempty"`
 }

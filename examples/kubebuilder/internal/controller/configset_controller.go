@@ -13,7 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -79,7 +81,15 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 
 	p := status.NewPatcher(&cs) // the status as read: Patch compares with it
-	n, err := r.reconcileConfigMaps(ctx, &cs)
+	var n int32
+	var err error
+	if errs := validate(&cs); len(errs) > 0 {
+		// Retrying cannot fix the spec: Stalled until it changes, with
+		// every bad field named ("spec.configs[0].data[a=b]: ...").
+		err = koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(&cs)))
+	} else {
+		n, err = r.reconcileConfigMaps(ctx, &cs)
+	}
 	if err != nil {
 		status.SetError(&cs, err) // Ready=False, or Stalled=True for a terminal error
 	} else {
@@ -104,17 +114,13 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 	if err != nil { // a name longer than a label value: retrying cannot help
 		return 0, koperrors.Terminal(fmt.Errorf("label ConfigMaps of ConfigSet %s: %w", cs.Name, err))
 	}
-
-	desired := make([]kopmeta.ObjectRef, 0, len(cs.Spec.Configs))
-	for _, entry := range cs.Spec.Configs {
-		cm := corev1ac.ConfigMap(cs.Name+"-"+entry.Name, cs.Namespace).
-			WithLabels(label).
-			WithData(entry.Data)
-		ref, err := owners.ControllerApplyConfiguration(cs, cm, r.Scheme)
-		if err != nil {
-			return 0, err // "controller reference ConfigMap <ns>/<name>: ..."
-		}
-		res, err := r.Applier.Apply(ctx, cm.WithOwnerReferences(ref))
+	cms, err := configMaps(cs, label, r.Scheme)
+	if err != nil {
+		return 0, err
+	}
+	desired := make([]kopmeta.ObjectRef, 0, len(cms))
+	for _, cm := range cms {
+		res, err := r.Applier.Apply(ctx, cm)
 		if err != nil {
 			return 0, err // "apply ConfigMap <ns>/<name>: ..."
 		}
@@ -142,6 +148,25 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 	return int32(len(desired)), nil
 }
 
+// configMaps returns the ConfigMaps cs wants, one per entry, as apply
+// configurations: named "<configset>-<entry>", carrying label (the
+// ConfigSet's [owners.OwnerLabel]), controlled by cs. For a ConfigSet that
+// validate accepts, the API server accepts them.
+func configMaps(cs *v1alpha1.ConfigSet, label map[string]string, scheme *runtime.Scheme) ([]*corev1ac.ConfigMapApplyConfiguration, error) {
+	cms := make([]*corev1ac.ConfigMapApplyConfiguration, 0, len(cs.Spec.Configs))
+	for _, entry := range cs.Spec.Configs {
+		cm := corev1ac.ConfigMap(cs.Name+"-"+entry.Name, cs.Namespace).
+			WithLabels(label).
+			WithData(entry.Data)
+		ref, err := owners.ControllerApplyConfiguration(cs, cm, scheme)
+		if err != nil {
+			return nil, err // "controller reference ConfigMap <ns>/<name>: ..."
+		}
+		cms = append(cms, cm.WithOwnerReferences(ref))
+	}
+	return cms, nil
+}
+
 // finalize runs the cleanup of a ConfigSet being deleted, then removes the
 // controller's finalizer, and only that one.
 //
@@ -162,7 +187,11 @@ func (r *ConfigSetReconciler) finalize(ctx context.Context, cs *v1alpha1.ConfigS
 // ConfigSets and the ConfigMaps they control.
 func (r *ConfigSetReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1alpha1.ConfigSet{}).
+		// Only a new generation (a spec change, or the deletion) needs a
+		// reconcile: the controller's own status writes do not, and a
+		// reconcile on them, from a cache that lags behind, would write
+		// the status again.
+		For(&v1alpha1.ConfigSet{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Owns(&corev1.ConfigMap{}).
 		Named("configset").
 		Complete(r)

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -42,9 +43,22 @@ var cluster *testkit.Cluster
 // A bare control plane on purpose: without kube-controller-manager's garbage
 // collector, a ConfigMap that disappears was deleted by the controller.
 func TestMain(m *testing.M) {
+	if fuzzWorker() {
+		// A worker of `go test -fuzz` runs only the fuzz target: no cluster.
+		os.Exit(m.Run())
+	}
 	ctrl.SetLogger(logr.Discard()) // each manager logs to its test
 	opts := testkit.Options{Scheme: newScheme(), CRDPaths: []string{filepath.Join("..", "..", "config", "crd")}}
 	testkit.Main(m, opts, func(c *testkit.Cluster) { cluster = c })
+}
+
+// fuzzWorker reports whether this process is a worker of `go test -fuzz`,
+// which runs nothing but the fuzz target (the process that starts the
+// workers runs the tests, with the cluster, first).
+func fuzzWorker() bool {
+	flag.Parse()
+	f := flag.Lookup("test.fuzzworker")
+	return f != nil && f.Value.String() == "true"
 }
 
 func newScheme() *runtime.Scheme {
@@ -60,7 +74,7 @@ func newScheme() *runtime.Scheme {
 // generated from the +kubebuilder:rbac markers.
 func TestConfigSet(t *testing.T) {
 	ns := cluster.Namespace(t)
-	perms, rules := startManager(t, ns)
+	perms, rules := startManager(t, ns, nil)
 	defer func() {
 		// Every rule was needed, and nothing was refused.
 		if denied := perms.Denied(); len(denied) > 0 {
@@ -197,7 +211,7 @@ func TestConfigSet(t *testing.T) {
 // it is Stalled, for its generation, with the reason.
 func TestConfigSetNameTooLong(t *testing.T) {
 	ns := cluster.Namespace(t)
-	_, _ = startManager(t, ns)
+	_, _ = startManager(t, ns, nil)
 	c := cluster.Client()
 
 	cs := &v1alpha1.ConfigSet{
@@ -243,11 +257,14 @@ func TestConfigSetNameTooLong(t *testing.T) {
 // test ends. The manager authenticates as a user bound to the ClusterRole
 // in config/rbac, so a missing +kubebuilder:rbac marker fails the test.
 // It returns the permissions the manager's requests needed and the rules
-// it was given.
-func startManager(t *testing.T, ns string) (*testkit.Permissions, []rbacv1.PolicyRule) {
+// it was given. A non-nil traffic counts the requests about each ConfigSet.
+func startManager(t *testing.T, ns string, traffic *objectTraffic) (*testkit.Permissions, []rbacv1.PolicyRule) {
 	t.Helper()
 	userCfg, rules := managerConfig(t)
 	cfg, perms := testkit.RecordPermissions(userCfg)
+	if traffic != nil {
+		cfg.Wrap(traffic.wrap)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     newScheme(),
 		Logger:     testr.New(t), // the controller's logs, shown when the test fails

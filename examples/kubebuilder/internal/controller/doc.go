@@ -37,5 +37,11 @@
 // # Testing
 //
 // configset_controller_test.go runs the controller in a real manager against
-// a real kube-apiserver started by kopgo's testkit.
+// a real kube-apiserver started by kopgo's testkit. hostile_test.go feeds it
+// a few hundred generated hostile ConfigSets (names at the length limits,
+// bad keys, control characters, data over 1 MiB): each is refused by the
+// CRD's schema, ends Stalled naming its bad fields, or becomes Ready. The
+// validation and the ConfigMaps it lets through are fuzzed:
+//
+//	go test ./examples/kubebuilder/internal/controller -run '^$' -fuzz FuzzValidate -fuzztime 60s
 package controller
