@@ -74,8 +74,8 @@ type Child struct {
 // owner in namespace ownerNS ("" for a cluster-scoped owner), at p, the
 // reference's path:
 //
-//   - apiVersion, kind, name and uid must be set, and the kind may own
-//     (an Event may not);
+//   - name and uid must be set (apiVersion and kind are, by [KindOf]), and
+//     the kind may own (an Event may not);
 //   - the owner must be in the child's namespace, unless it is
 //     cluster-scoped: the garbage collector looks for a namespaced owner in
 //     the child's namespace, finds nothing and deletes the child;
@@ -87,20 +87,10 @@ type Child struct {
 func Check(p *field.Path, ref metav1.OwnerReference, ownerNS string, child Child) field.ErrorList {
 	var errs field.ErrorList
 	owner := Describe(ref, ownerNS)
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	switch {
-	case ref.APIVersion == "":
-		errs = append(errs, field.Required(p.Child("apiVersion"), "the owner's API version, like apps/v1"))
-	case err != nil || gv.Version == "":
-		errs = append(errs, field.Invalid(p.Child("apiVersion"), ref.APIVersion, "must be <group>/<version> or <version>"))
-	}
-	if ref.Kind == "" {
-		errs = append(errs, field.Required(p.Child("kind"), "the owner's kind"))
-	}
 	if ref.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), "the owner's name"))
 	}
-	if _, banned := apivalidation.BannedOwners[gv.WithKind(ref.Kind)]; banned && err == nil {
+	if _, banned := apivalidation.BannedOwners[schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)]; banned {
 		errs = append(errs, field.Invalid(p.Child("kind"), ref.Kind, fmt.Sprintf("%s %s cannot be an owner", ref.APIVersion, ref.Kind)))
 	}
 	switch ref.UID {
