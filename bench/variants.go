@@ -86,9 +86,7 @@ func childApplyConfigurations(w *widget.Widget, scheme *runtime.Scheme) ([]runti
 	svc := corev1ac.Service(w.Name, w.Namespace).WithSpec(corev1ac.ServiceSpec().
 		WithClusterIP(corev1.ClusterIPNone).WithSelector(map[string]string{"app": w.Name}).
 		WithPorts(corev1ac.ServicePort().WithName("http").WithPort(port(w.Spec.Size))))
-	for _, child := range []interface {
-		owners.ApplyObject
-	}{cm, secret, svc} {
+	for _, child := range []runtime.ApplyConfiguration{cm, secret, svc} {
 		ref, err := owners.ControllerApplyConfiguration(w, child, scheme)
 		if err != nil {
 			return nil, err

@@ -4,7 +4,7 @@
 //
 //	const cleanup = "example.com/cleanup"
 //
-//	if obj.GetDeletionTimestamp().IsZero() {
+//	if !kopmeta.IsBeingDeleted(obj) {
 //		if _, err := finalizers.Add(ctx, c, obj, cleanup); err != nil {
 //			return err
 //		}

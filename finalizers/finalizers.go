@@ -48,7 +48,7 @@ func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...
 		if slices.Contains(fins, name) {
 			return nil, nil
 		}
-		if !obj.GetDeletionTimestamp().IsZero() {
+		if kopmeta.IsBeingDeleted(obj) {
 			kind := koperrors.Invalid
 			if stale {
 				kind = koperrors.Conflict // the caller could not know

@@ -94,7 +94,7 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	for i := range items {
 		obj := &items[i]
 		obj.SetGroupVersionKind(gvk)
-		if obj.DeletionTimestamp == nil { // one being deleted is not judged: dispose finishes it
+		if !kopmeta.IsBeingDeleted(obj) { // one being deleted is not judged: dispose finishes it
 			kept, err := keep(ctx, obj)
 			if err != nil {
 				errs = append(errs, koperrors.Wrap(err, "decide whether to keep", refOf(obj)))

@@ -48,7 +48,7 @@ func Delete(ctx context.Context, c client.Client, objs []client.Object, opts ...
 // dispose deletes obj, or finishes its deletion if it is already being
 // deleted.
 func dispose(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
-	if obj.DeletionTimestamp != nil {
+	if kopmeta.IsBeingDeleted(obj) {
 		return finishDeletion(ctx, c, obj, o, res)
 	}
 	return deleteOne(ctx, c, obj, o, res)

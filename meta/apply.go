@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/internal/ownerref"
 )
 
 // ApplyTo writes the metadata onto obj, merging with what obj already has
@@ -14,8 +16,10 @@ import (
 //
 //   - labels and annotations are set key by key; other keys stay;
 //   - finalizers are appended when missing; others stay, in their order;
-//   - owner references are appended, or replace the one with the same UID,
-//     except that a controller reference is never demoted; others stay;
+//   - owner references are appended, or replace the one to the same object
+//     (same group, kind and name: a re-created owner's new UID replaces the
+//     old), except that a controller reference is never demoted; others
+//     stay;
 //   - name, generateName and namespace are set when the Builder has them.
 //
 // obj must not already have a different name or namespace, nor a controller
@@ -27,13 +31,14 @@ import (
 // obj shares with something else, such as an object in an informer cache
 // that was copied shallowly.
 func (b *Builder) ApplyTo(obj client.Object) error {
-	if isNil(obj) {
+	if ownerref.IsNil(obj) {
 		return errors.New("apply metadata to a nil object")
 	}
 	t := target{
 		name:         obj.GetName(),
 		generateName: obj.GetGenerateName(),
 		namespace:    obj.GetNamespace(),
+		uid:          obj.GetUID(),
 		annotations:  obj.GetAnnotations(),
 		finalizers:   obj.GetFinalizers(),
 		ownerRefs:    obj.GetOwnerReferences(),
@@ -92,26 +97,14 @@ func mergeFinalizers(existing, add []string) (merged []string, at []int) {
 	return merged, at
 }
 
-// mergeOwnerRefs returns deep copies of existing with add merged in by UID
-// (see [mergeRef]) or appended, and the index each of add has in the result.
+// mergeOwnerRefs returns existing with add merged in (see ownerref.Merge;
+// a new slice of deep copies unless add is empty), and the index each of
+// add has in the result.
 func mergeOwnerRefs(existing []metav1.OwnerReference, add []owner) (merged []metav1.OwnerReference, at []int) {
-	merged = make([]metav1.OwnerReference, len(existing), len(existing)+len(add))
-	for i := range existing {
-		merged[i] = *existing[i].DeepCopy()
-	}
+	merged = existing
 	at = make([]int, len(add))
 	for i, o := range add {
-		j := -1
-		if o.ref.UID != "" {
-			j = slices.IndexFunc(merged, func(r metav1.OwnerReference) bool { return r.UID == o.ref.UID })
-		}
-		if j < 0 {
-			j = len(merged)
-			merged = append(merged, *o.ref.DeepCopy())
-		} else {
-			merged[j] = mergeRef(merged[j], o.ref)
-		}
-		at[i] = j
+		merged, at[i] = ownerref.Merge(merged, o.ref)
 	}
 	return merged, at
 }

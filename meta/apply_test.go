@@ -8,6 +8,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,10 +39,10 @@ func TestApplyTo(t *testing.T) {
 		want metav1.ObjectMeta
 	}{
 		{"merges, dropping nothing", existing, kopmeta.New("cm").Namespace("ns").
-			Label("over", "new").Label("add", "1").
-			Annotation("example.com/add", "1").
+			Labels(map[string]string{"over": "new"}).Labels(map[string]string{"add": "1"}).
+			Annotations(map[string]string{"example.com/add": "1"}).
 			Finalizer("example.com/ours").Finalizer("other.io/theirs").
-			ControlledBy(deploy("ns", "d", "1"), deployGVK),
+			ControlledBy(deploy("ns", "d", "1"), scheme),
 			metav1.ObjectMeta{
 				Name: "cm", Namespace: "ns",
 				Labels:          map[string]string{"keep": "1", "over": "new", "add": "1"},
@@ -50,14 +51,14 @@ func TestApplyTo(t *testing.T) {
 				OwnerReferences: []metav1.OwnerReference{secretRef, controllerRef},
 			}},
 		{"empty object gets everything", func() *corev1.ConfigMap { return &corev1.ConfigMap{} },
-			kopmeta.New("cm").Namespace("ns").Label("a", "1").Annotation("example.com/a", "1").Finalizer("example.com/f").
-				ControlledBy(deploy("ns", "d", "1"), deployGVK),
+			kopmeta.New("cm").Namespace("ns").Labels(map[string]string{"a": "1"}).Annotations(map[string]string{"example.com/a": "1"}).Finalizer("example.com/f").
+				ControlledBy(deploy("ns", "d", "1"), scheme),
 			metav1.ObjectMeta{
 				Name: "cm", Namespace: "ns",
 				Labels: map[string]string{"a": "1"}, Annotations: map[string]string{"example.com/a": "1"},
 				Finalizers: []string{"example.com/f"}, OwnerReferences: []metav1.OwnerReference{controllerRef},
 			}},
-		{"a Builder without a name keeps the object's", existing, (&kopmeta.Builder{}).Label("add", "1"),
+		{"a Builder without a name keeps the object's", existing, (&kopmeta.Builder{}).Labels(map[string]string{"add": "1"}),
 			func() metav1.ObjectMeta {
 				om := existing().ObjectMeta
 				om.Labels["add"] = "1"
@@ -66,7 +67,7 @@ func TestApplyTo(t *testing.T) {
 		{"nothing to merge leaves fields as they were", func() *corev1.ConfigMap {
 			return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "cm"}}
 		}, kopmeta.New("cm"), metav1.ObjectMeta{Name: "cm"}},
-		{"the object's namespace counts for owners", existing, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), deployGVK),
+		{"the object's namespace counts for owners", existing, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), scheme),
 			func() metav1.ObjectMeta {
 				om := existing().ObjectMeta
 				om.OwnerReferences = append(om.OwnerReferences, controllerRef)
@@ -77,7 +78,7 @@ func TestApplyTo(t *testing.T) {
 			cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "apps/v1beta1", Kind: "Deployment", Name: "d", UID: "1",
 				Controller: new(true), BlockOwnerDeletion: new(true)})
 			return cm
-		}, kopmeta.New("cm").Owner(deploy("ns", "d", "1"), deployGVK),
+		}, kopmeta.New("cm").Owner(deploy("ns", "d", "1"), scheme),
 			func() metav1.ObjectMeta {
 				om := existing().ObjectMeta
 				om.OwnerReferences = append(om.OwnerReferences, controllerRef)
@@ -87,7 +88,7 @@ func TestApplyTo(t *testing.T) {
 			cm := existing()
 			cm.OwnerReferences = append(cm.OwnerReferences, controllerRef)
 			return cm
-		}, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), deployGVK),
+		}, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), scheme),
 			func() metav1.ObjectMeta {
 				om := existing().ObjectMeta
 				om.OwnerReferences = append(om.OwnerReferences, controllerRef)
@@ -127,28 +128,35 @@ func TestApplyToErrors(t *testing.T) {
 			cm := existing()
 			cm.OwnerReferences[0].Controller = new(true)
 			return cm
-		}, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), deployGVK),
+		}, kopmeta.New("cm").ControlledBy(deploy("ns", "d", "1"), scheme),
 			[]problem{invalid("metadata.ownerReferences[1].controller", true)},
-			`Deployment "d" cannot be a second controller: Secret "s" is already the controller`},
-		{"owner in another namespace than the object", existing, kopmeta.New("cm").Owner(deploy("other", "d", "1"), deployGVK),
+			`already controlled by Secret s (uid 9): Deployment d cannot be a second controller`},
+		{"an object cannot own itself", func() *corev1.ConfigMap {
+			cm := existing()
+			cm.UID = "self"
+			return cm
+		}, kopmeta.New("cm").Owner(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", UID: "self"}}, scheme),
+			[]problem{invalid("metadata.ownerReferences[1].uid", types.UID("self"))},
+			`metadata.ownerReferences[1].uid: Invalid value: "self": ConfigMap ns/cm cannot own itself`},
+		{"owner in another namespace than the object", existing, kopmeta.New("cm").Owner(deploy("other", "d", "1"), scheme),
 			[]problem{invalid("metadata.ownerReferences[1]", "other")},
-			`owner Deployment "d" is in namespace "other", the object in "ns"`},
+			`owner Deployment other/d is in namespace "other", not "ns"`},
 		{"paths index the merged lists", existing, kopmeta.New("cm").Finalizer("other.io/theirs").Finalizer("bare").
-			Owner(deploy("ns", "d", ""), deployGVK),
+			Owner(deploy("ns", "d", ""), scheme),
 			[]problem{invalid("metadata.finalizers[2]", "bare"), required("metadata.ownerReferences[1].uid")},
 			`metadata.finalizers[2]: Invalid value: "bare"`},
 		{"annotation size counts what the object has", func() *corev1.ConfigMap {
 			cm := existing()
 			cm.Annotations["example.com/big"] = strings.Repeat("x", 256*1024-100)
 			return cm
-		}, kopmeta.New("cm").Annotation("example.com/more", strings.Repeat("x", 100)),
+		}, kopmeta.New("cm").Annotations(map[string]string{"example.com/more": strings.Repeat("x", 100)}),
 			[]problem{{field.ErrorTypeTooLong, "metadata.annotations", 256*1024 + len("example.com/keep1example.com/bigexample.com/more")}},
 			`metadata.annotations: Too long`},
 		{"all at once", func() *corev1.ConfigMap {
 			cm := existing()
 			cm.OwnerReferences[0].Controller = new(true)
 			return cm
-		}, kopmeta.New("other").Namespace("elsewhere").Label("k", "-").ControlledBy(deploy("elsewhere", "d", "1"), deployGVK),
+		}, kopmeta.New("other").Namespace("elsewhere").Labels(map[string]string{"k": "-"}).ControlledBy(deploy("elsewhere", "d", "1"), scheme),
 			[]problem{
 				invalid("metadata.name", "other"), invalid("metadata.namespace", "elsewhere"),
 				invalid(`metadata.labels["k"]`, "-"), invalid("metadata.ownerReferences[1].controller", true),
@@ -199,8 +207,8 @@ func TestApplyToWritesFreshMaps(t *testing.T) {
 	obj.Labels, obj.Annotations = cached.Labels, cached.Annotations
 	obj.Finalizers, obj.OwnerReferences = cached.Finalizers, cached.OwnerReferences
 
-	err := kopmeta.New("cm").Label("over", "new").Annotation("example.com/keep", "2").
-		Finalizer("example.com/ours").Owner(deploy("ns", "s", "9"), deployGVK).ApplyTo(obj)
+	err := kopmeta.New("cm").Labels(map[string]string{"over": "new"}).Annotations(map[string]string{"example.com/keep": "2"}).
+		Finalizer("example.com/ours").Owner(deploy("ns", "s", "9"), scheme).ApplyTo(obj)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
@@ -16,9 +15,9 @@ import (
 // full sets every kind of field the Builder has.
 func full() *kopmeta.Builder {
 	return kopmeta.New("web").Namespace("shop").
-		Label("a", "1").Annotation("example.com/x", "1").Finalizer("example.com/f").
-		Owner(deploy("shop", "o", "1"), deployGVK).
-		ControlledBy(deploy("shop", "c", "2"), deployGVK)
+		Labels(map[string]string{"a": "1"}).Annotations(map[string]string{"example.com/x": "1"}).Finalizer("example.com/f").
+		Owner(deploy("shop", "o", "1"), scheme).
+		ControlledBy(deploy("shop", "c", "2"), scheme)
 }
 
 func TestBuild(t *testing.T) {
@@ -39,25 +38,23 @@ func TestBuild(t *testing.T) {
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "c", UID: "2", Controller: new(true), BlockOwnerDeletion: new(true)},
 			},
 		}},
-		{"later values win", kopmeta.New("web").Label("a", "1").Labels(map[string]string{"a": "2", "b": "1"}).
-			Annotations(map[string]string{"example.com/x": "1"}).Annotation("example.com/x", "2"),
+		{"later values win", kopmeta.New("web").Labels(map[string]string{"a": "1"}).Labels(map[string]string{"a": "2", "b": "1"}).
+			Annotations(map[string]string{"example.com/x": "1"}).Annotations(map[string]string{"example.com/x": "2"}),
 			metav1.ObjectMeta{Name: "web", Labels: map[string]string{"a": "2", "b": "1"}, Annotations: map[string]string{"example.com/x": "2"}}},
 		{"finalizer added twice", kopmeta.New("web").Finalizer("example.com/f").Finalizer("example.com/g").Finalizer("example.com/f"),
 			metav1.ObjectMeta{Name: "web", Finalizers: []string{"example.com/f", "example.com/g"}}},
-		{"same owner twice is one reference", kopmeta.New("web").Owner(deploy("", "d", "1"), deployGVK).Owner(deploy("", "renamed", "1"), deployGVK),
+		{"same owner twice is one reference, a re-created one's UID wins", kopmeta.New("web").Owner(deploy("", "d", "1"), scheme).Owner(deploy("", "d", "2"), scheme),
 			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{
-				{APIVersion: "apps/v1", Kind: "Deployment", Name: "renamed", UID: "1"}}}},
-		{"owner after controller stays controller", kopmeta.New("web").ControlledBy(deploy("", "d", "1"), deployGVK).Owner(deploy("", "d", "1"), deployGVK),
-			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{
-				{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "1", Controller: new(true), BlockOwnerDeletion: new(true)}}}},
-		{"owner then controller becomes controller", kopmeta.New("web").Owner(deploy("", "d", "1"), deployGVK).ControlledBy(deploy("", "d", "1"), deployGVK),
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "2"}}}},
+		{"owner after controller stays controller", kopmeta.New("web").ControlledBy(deploy("", "d", "1"), scheme).Owner(deploy("", "d", "1"), scheme),
 			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{
 				{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "1", Controller: new(true), BlockOwnerDeletion: new(true)}}}},
-		{"kind from TypeMeta", kopmeta.New("web").Owner(withTypeMeta(deploy("", "d", "1")), schema.GroupVersionKind{}),
+		{"owner then controller becomes controller", kopmeta.New("web").Owner(deploy("", "d", "1"), scheme).ControlledBy(deploy("", "d", "1"), scheme),
+			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{
+				{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "1", Controller: new(true), BlockOwnerDeletion: new(true)}}}},
+		{"kind from TypeMeta", kopmeta.New("web").Owner(withTypeMeta(deploy("", "d", "1")), nil),
 			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "d", UID: "1"}}}},
-		{"explicit kind wins over TypeMeta", kopmeta.New("web").Owner(withTypeMeta(deploy("", "d", "1")), schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Web"}),
-			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{{APIVersion: "example.com/v1", Kind: "Web", Name: "d", UID: "1"}}}},
-		{"unstructured owner", kopmeta.New("web").ControlledBy(unstructuredOwner(), schema.GroupVersionKind{}),
+		{"unstructured owner", kopmeta.New("web").ControlledBy(unstructuredOwner(), scheme),
 			metav1.ObjectMeta{Name: "web", OwnerReferences: []metav1.OwnerReference{
 				{APIVersion: "example.com/v1", Kind: "Web", Name: "u", UID: "9", Controller: new(true), BlockOwnerDeletion: new(true)}}}},
 	}
@@ -75,7 +72,7 @@ func TestBuild(t *testing.T) {
 }
 
 func withTypeMeta(d *appsv1.Deployment) *appsv1.Deployment {
-	d.SetGroupVersionKind(deployGVK)
+	d.SetGroupVersionKind(appsv1.SchemeGroupVersion.WithKind("Deployment"))
 	return d
 }
 
@@ -98,10 +95,8 @@ func TestApplyConfigurationMatchesBuild(t *testing.T) {
 		{"name only", kopmeta.New("web")},
 		{"generateName", kopmeta.GenerateName("web-").Namespace("shop")},
 		{"everything", full()},
-		{"empty label value", kopmeta.New("web").Label("k", "")},
-		{"reference without controller fields", kopmeta.New("web").OwnerReference(metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "s", UID: "3"})},
-		{"controller false", kopmeta.New("web").OwnerReference(metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "s", UID: "3",
-			Controller: new(false), BlockOwnerDeletion: new(false)})},
+		{"empty label value", kopmeta.New("web").Labels(map[string]string{"k": ""})},
+		{"reference without controller fields", kopmeta.New("web").Owner(ownerFor(metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "s", UID: "3"}, ""), nil)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -179,8 +174,8 @@ func TestResultsDoNotAlias(t *testing.T) {
 		}},
 		{"Clone", func(t *testing.T, b *kopmeta.Builder) {
 			t.Helper()
-			c := b.Clone().Label("a", "changed").Annotation("example.com/x", "changed").Finalizer("example.com/more").
-				Owner(deploy("shop", "more", "3"), deployGVK)
+			c := b.Clone().Labels(map[string]string{"a": "changed"}).Annotations(map[string]string{"example.com/x": "changed"}).Finalizer("example.com/more").
+				Owner(deploy("shop", "more", "3"), scheme)
 			om, err := c.Build()
 			if err != nil {
 				t.Fatal(err)
@@ -192,10 +187,10 @@ func TestResultsDoNotAlias(t *testing.T) {
 			b.Labels(labels).Annotations(annotations)
 			labels["a"], annotations["example.com/x"] = "changed", "changed"
 		}},
-		{"OwnerReference argument", func(_ *testing.T, b *kopmeta.Builder) {
-			ref := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "c", UID: "2", Controller: new(true), BlockOwnerDeletion: new(true)}
-			b.OwnerReference(ref)
-			*ref.Controller, *ref.BlockOwnerDeletion = false, false
+		{"owner argument", func(_ *testing.T, b *kopmeta.Builder) {
+			owner := deploy("shop", "c", "2")
+			b.ControlledBy(owner, scheme)
+			owner.Name, owner.UID = "changed", "changed"
 		}},
 	}
 	for _, tt := range tests {
@@ -217,10 +212,10 @@ func TestResultsDoNotAlias(t *testing.T) {
 // backing array the second append would overwrite the first.
 func TestClonesAreIndependent(t *testing.T) {
 	base := kopmeta.New("web").Finalizer("example.com/a").Finalizer("example.com/b").Finalizer("example.com/c").
-		Owner(deploy("", "x", "1"), deployGVK).Owner(deploy("", "y", "2"), deployGVK).Owner(deploy("", "z", "3"), deployGVK).
-		Label("base", "1")
-	one := base.Clone().Finalizer("example.com/one").Owner(deploy("", "one", "4"), deployGVK).Label("one", "1")
-	two := base.Clone().Finalizer("example.com/two").Owner(deploy("", "two", "5"), deployGVK).Label("two", "1")
+		Owner(deploy("", "x", "1"), scheme).Owner(deploy("", "y", "2"), scheme).Owner(deploy("", "z", "3"), scheme).
+		Labels(map[string]string{"base": "1"})
+	one := base.Clone().Finalizer("example.com/one").Owner(deploy("", "one", "4"), scheme).Labels(map[string]string{"one": "1"})
+	two := base.Clone().Finalizer("example.com/two").Owner(deploy("", "two", "5"), scheme).Labels(map[string]string{"two": "1"})
 	tests := []struct {
 		name       string
 		b          *kopmeta.Builder

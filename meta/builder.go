@@ -2,14 +2,16 @@ package meta
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 	"strconv"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/internal/ownerref"
 )
 
 // Builder assembles object metadata. Each method records one thing and
@@ -27,7 +29,7 @@ import (
 // modifies are safe.
 type Builder struct {
 	name, generateName, namespace string
-	nameRule                      NameRule
+	nameRule                      apivalidation.ValidateNameFunc
 	labels, annotations           map[string]string
 	finalizers                    []string
 	owners                        []owner
@@ -67,48 +69,47 @@ func (b *Builder) Clone() *Builder {
 	return &c
 }
 
-// NameRule sets the format the kind requires of metadata.name (and of the
-// generateName prefix). The default is [DNS1123Subdomain].
-func (b *Builder) NameRule(r NameRule) *Builder { b.nameRule = r; return b }
+// NameRule sets the function that checks metadata.name (and the
+// generateName prefix) for the kind the metadata is for; the Builder cannot
+// know the kind, the API server picks the rule per kind. It takes the API
+// server's own functions (apivalidation is
+// k8s.io/apimachinery/pkg/api/validation):
+//
+//   - apivalidation.NameIsDNSSubdomain, the default (nil selects it too):
+//     most kinds (ConfigMap, Secret, Deployment, custom resources);
+//   - apivalidation.NameIsDNSLabel: Namespace, and names that become DNS
+//     labels or label values;
+//   - apivalidation.NameIsDNS1035Label: Service;
+//   - the RBAC kinds, whose names are often like "example.com:manager":
+//     func(name string, _ bool) []string { return content.IsPathSegmentName(name) }
+//     (content is k8s.io/apimachinery/pkg/api/validate/content), what the API
+//     server runs for them, a generateName prefix checked as a whole name.
+func (b *Builder) NameRule(rule apivalidation.ValidateNameFunc) *Builder { b.nameRule = rule; return b }
 
 // Namespace sets metadata.namespace.
 func (b *Builder) Namespace(ns string) *Builder { b.namespace = ns; return b }
 
-// Label sets one label, replacing an earlier value for the same key.
-func (b *Builder) Label(key, value string) *Builder {
-	if b.labels == nil {
-		b.labels = map[string]string{}
-	}
-	b.labels[key] = value
-	return b
-}
-
-// Labels sets several labels, keeping the ones set before (a key given
-// again takes the new value). The map is copied.
+// Labels sets labels, keeping the ones set before (a key given again takes
+// the new value). The map is copied.
 func (b *Builder) Labels(labels map[string]string) *Builder {
-	for k, v := range labels {
-		b.Label(k, v)
-	}
+	b.labels = setAll(b.labels, labels)
 	return b
 }
 
-// Annotation sets one annotation, replacing an earlier value for the same
-// key.
-func (b *Builder) Annotation(key, value string) *Builder {
-	if b.annotations == nil {
-		b.annotations = map[string]string{}
-	}
-	b.annotations[key] = value
-	return b
-}
-
-// Annotations sets several annotations, keeping the ones set before (a key
-// given again takes the new value). The map is copied.
+// Annotations sets annotations, keeping the ones set before (a key given
+// again takes the new value). The map is copied.
 func (b *Builder) Annotations(annotations map[string]string) *Builder {
-	for k, v := range annotations {
-		b.Annotation(k, v)
-	}
+	b.annotations = setAll(b.annotations, annotations)
 	return b
+}
+
+// setAll copies add into m, making m when needed.
+func setAll(m, add map[string]string) map[string]string {
+	if m == nil && len(add) > 0 {
+		m = make(map[string]string, len(add))
+	}
+	maps.Copy(m, add)
+	return m
 }
 
 // Finalizer adds a finalizer; adding the same one twice keeps one. Names
@@ -121,85 +122,54 @@ func (b *Builder) Finalizer(name string) *Builder {
 	return b
 }
 
-// OwnerReference adds ref as given (it is copied). A reference with the UID
-// of one added before replaces it, except that a controller reference stays
-// a controller reference.
-func (b *Builder) OwnerReference(ref metav1.OwnerReference) *Builder {
-	b.addOwner(owner{ref: *ref.DeepCopy()})
+// Owner adds an owner reference to owner. Its kind comes from scheme, as
+// in the owners package and controllerutil (a reconciler has the manager's
+// scheme); with a nil scheme, from owner's TypeMeta (set on unstructured
+// objects, empty on a typed object read through a client). Adding the same
+// owner (same group, kind and name) again replaces the earlier reference,
+// never demoting a controller.
+func (b *Builder) Owner(owner client.Object, scheme *runtime.Scheme) *Builder {
+	b.addOwner(ownerOf(owner, scheme, false, "Owner"))
 	return b
 }
 
-// Owner adds a reference to owner, an object of kind gvk. A typed object
-// read through a client has an empty TypeMeta, so the caller names its kind:
-// myv1.GroupVersion.WithKind("MyKind"). An empty gvk falls back to the
-// owner's TypeMeta (set on unstructured objects); if that is empty too, the
-// terminal methods report the missing kind. Adding the same owner (by UID)
-// again replaces the earlier reference, never demoting a controller.
-func (b *Builder) Owner(owner client.Object, gvk schema.GroupVersionKind) *Builder {
-	b.addOwner(ownerOf(owner, gvk, false, "Owner"))
-	return b
-}
-
-// ControlledBy adds a controller reference to owner, an object of kind gvk,
-// with controller and blockOwnerDeletion set, as a controller does for the
-// objects it creates. gvk works as in [Builder.Owner]. An object has at most
-// one controller: a second, different controller is reported by the
-// terminal methods, naming both.
-func (b *Builder) ControlledBy(owner client.Object, gvk schema.GroupVersionKind) *Builder {
-	b.addOwner(ownerOf(owner, gvk, true, "ControlledBy"))
+// ControlledBy adds a controller reference to owner, with controller and
+// blockOwnerDeletion set, as a controller does for the objects it creates;
+// scheme works as in [Builder.Owner]. An object has at most one
+// controller: a second, different controller is reported by the terminal
+// methods, naming both.
+func (b *Builder) ControlledBy(owner client.Object, scheme *runtime.Scheme) *Builder {
+	b.addOwner(ownerOf(owner, scheme, true, "ControlledBy"))
 	return b
 }
 
 // ownerOf makes the reference to o; method names the Builder method for the
 // error message.
-func ownerOf(o client.Object, gvk schema.GroupVersionKind, controller bool, method string) owner {
-	if isNil(o) {
+func ownerOf(o client.Object, scheme *runtime.Scheme, controller bool, method string) owner {
+	if ownerref.IsNil(o) {
 		return owner{problem: func(p *field.Path) *field.Error {
 			return field.Required(p, "the owner passed to "+method+" is nil")
 		}}
 	}
-	if gvk.Empty() {
-		gvk = o.GetObjectKind().GroupVersionKind()
-	}
-	ref := metav1.OwnerReference{
-		APIVersion: gvk.GroupVersion().String(),
-		Kind:       gvk.Kind,
-		Name:       o.GetName(),
-		UID:        o.GetUID(),
-	}
-	if controller {
-		ref.Controller, ref.BlockOwnerDeletion = new(true), new(true)
-	}
-	ow := owner{ref: ref, namespace: o.GetNamespace()}
-	if gvk.Empty() {
+	gvk, err := ownerref.KindOf(o, scheme)
+	ow := owner{ref: ownerref.For(o, gvk, controller), namespace: o.GetNamespace()}
+	if err != nil {
 		name := o.GetName()
 		ow.problem = func(p *field.Path) *field.Error {
-			return field.Required(p.Child("kind"), "the kind of owner "+strconv.Quote(name)+" is unknown: pass its GroupVersionKind to "+
-				method+" (a typed object read through a client has an empty TypeMeta)")
+			return field.Required(p.Child("kind"), "owner "+strconv.Quote(name)+" passed to "+method+": "+err.Error())
 		}
 	}
 	return ow
 }
 
-// isNil reports a nil interface or a nil pointer in a non-nil interface,
-// either of which would panic on the first method call.
-func isNil(o client.Object) bool {
-	if o == nil {
-		return true
-	}
-	switch v := reflect.ValueOf(o); v.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
-		return v.IsNil()
-	}
-	return false
-}
-
-// addOwner appends o, or puts it in place of the owner with the same UID.
+// addOwner appends o, or puts it in place of the owner that is the same
+// object (see ownerref.Merge).
 func (b *Builder) addOwner(o owner) {
-	if o.ref.UID != "" {
+	if o.problem == nil {
 		for i := range b.owners {
-			if b.owners[i].ref.UID == o.ref.UID {
-				o.ref = mergeRef(b.owners[i].ref, o.ref)
+			if b.owners[i].problem == nil && ownerref.SameObject(b.owners[i].ref, o.ref) {
+				merged, _ := ownerref.Merge([]metav1.OwnerReference{b.owners[i].ref}, o.ref)
+				o.ref = merged[0]
 				b.owners[i] = o
 				return
 			}
@@ -207,19 +177,3 @@ func (b *Builder) addOwner(o owner) {
 	}
 	b.owners = append(b.owners, o)
 }
-
-// mergeRef returns next in place of prev, a reference to the same owner:
-// controller and blockOwnerDeletion, once true, stay true, so adding an owner
-// again never demotes its controller reference.
-func mergeRef(prev, next metav1.OwnerReference) metav1.OwnerReference {
-	out := *next.DeepCopy()
-	if isTrue(prev.Controller) && !isTrue(out.Controller) {
-		out.Controller = new(true)
-	}
-	if isTrue(prev.BlockOwnerDeletion) && !isTrue(out.BlockOwnerDeletion) {
-		out.BlockOwnerDeletion = new(true)
-	}
-	return out
-}
-
-func isTrue(b *bool) bool { return b != nil && *b }

@@ -1,6 +1,7 @@
 // Package meta names objects and builds their metadata: [ObjectRef] is
-// kopgo's one identity type, and [Builder] builds metav1.ObjectMeta fluently
-// and checks it locally, before anything reaches the API server.
+// kopgo's one identity type, [Builder] builds metav1.ObjectMeta fluently
+// and checks it locally, before anything reaches the API server, and
+// [IsBeingDeleted] tells an object whose deletion has begun.
 //
 // apimachinery has a meta package too, so import this one as kopmeta; kopgo's
 // own code always does:
@@ -24,10 +25,10 @@
 //
 //	b := kopmeta.New("web").
 //		Namespace(app.Namespace).
-//		Label("app.kubernetes.io/name", "web").
-//		Annotation("example.com/owner-team", "payments").
+//		Labels(map[string]string{"app.kubernetes.io/name": "web"}).
+//		Annotations(map[string]string{"example.com/owner-team": "payments"}).
 //		Finalizer("example.com/cleanup").
-//		ControlledBy(app, examplev1.GroupVersion.WithKind("WebApp"))
+//		ControlledBy(app, r.Scheme)
 //
 //	om, err := b.Build()              // metav1.ObjectMeta, for typed objects
 //	ac, err := b.ApplyConfiguration() // *metav1ac.ObjectMetaApplyConfiguration, for server-side apply
@@ -41,21 +42,22 @@
 //
 // # Owners
 //
-// [Builder.Owner] and [Builder.ControlledBy] take the owner object and its
-// GroupVersionKind. A typed object read through a client has an empty
-// TypeMeta, so the caller names the kind (usually
-// myv1.GroupVersion.WithKind("MyKind")); an empty GroupVersionKind falls back
-// to the object's TypeMeta, and if that is empty too the terminal methods say
-// so. Unlike controllerutil, no runtime.Scheme is needed; a reconciler that
-// has one can ask it (apiutil is controller-runtime's pkg/client/apiutil):
+// [Builder.Owner] and [Builder.ControlledBy] take the owner object and a
+// runtime.Scheme that knows its type, as the owners package and
+// controllerutil do: a typed object read through a client has an empty
+// TypeMeta, and the scheme (the manager's) is the one source of its kind
+// that cannot be mistyped. With a nil scheme the owner's TypeMeta is used
+// (unstructured objects carry it); if that is empty too, the terminal
+// methods say so.
 //
-//	gvk, err := apiutil.GVKForObject(app, r.Scheme)
-//
-// An owner must have a UID (it must exist on the server), must be in the
-// object's namespace unless it is cluster-scoped, and at most one owner may
-// be the controller: a second controller reference is an error naming both
-// owners. The same owner (by UID) added twice is one reference, and adding
-// an owner again never demotes its controller reference.
+// The rules are the owners package's (kopgo keeps them in one place): an
+// owner must have a UID (it must exist on the server), must be in the
+// object's namespace unless it is cluster-scoped, may not be the object
+// itself, and at most one owner may be the controller: a second controller
+// reference is an error naming both owners. The same owner (same group,
+// kind and name; a re-created owner's new UID replaces the old) added twice
+// is one reference, and adding an owner again never demotes its controller
+// reference.
 //
 // # Reuse
 //
@@ -63,9 +65,9 @@
 // other, so one Builder can produce metadata for many objects. Methods change
 // the Builder they are called on; [Builder.Clone] branches a shared base:
 //
-//	base := kopmeta.GenerateName("job-").Namespace("batch").Label("team", "data")
-//	a, _ := base.Clone().Label("shard", "a").Build()
-//	b, _ := base.Clone().Label("shard", "b").Build()
+//	base := kopmeta.GenerateName("job-").Namespace("batch").Labels(map[string]string{"team": "data"})
+//	a, _ := base.Clone().Labels(map[string]string{"shard": "a"}).Build()
+//	b, _ := base.Clone().Labels(map[string]string{"shard": "b"}).Build()
 //
 // # Validation
 //
@@ -84,10 +86,11 @@
 // requires the same fields to be refused, apart from the stricter
 // finalizer rule):
 //
-//   - name: a DNS-1123 subdomain by default; [Builder.NameRule] selects
-//     [DNS1123Label] (Namespace), [DNS1035Label] (Service) or
-//     [PathSegmentName] (RBAC kinds). The generateName prefix follows the
-//     same rule, as a prefix. Name and generateName may not both be empty.
+//   - name: a DNS-1123 subdomain by default; [Builder.NameRule] takes the
+//     API server's function for other kinds (apivalidation.NameIsDNSLabel
+//     for a Namespace, NameIsDNS1035Label for a Service, ...). The
+//     generateName prefix follows the same rule, as a prefix. Name and
+//     generateName may not both be empty.
 //   - namespace: a DNS-1123 label.
 //   - labels: keys are qualified names, values valid label values.
 //   - annotations: keys are qualified names (case ignored), and keys plus
@@ -98,8 +101,8 @@
 //     ("cleanup") each remove the other's finalizer, and a cleanup is skipped.
 //     So this package refuses them. Kubernetes' own finalizers ("orphan",
 //     "foregroundDeletion", "kubernetes") are allowed.
-//   - owner references: apiVersion, kind, name and uid set; the owner in the
-//     object's namespace; one controller at most.
+//   - owner references: the rules of the Owners section above, and an
+//     owner kind that may own (an Event may not).
 //
 // Only what the Builder contributes is checked: [Builder.ApplyTo] does not
 // judge what an object already holds (it passed the server's checks, and may

@@ -15,8 +15,7 @@ var _ apierrors.APIStatus = (*ValidationError)(nil)
 // ValidationError lists every problem found in the metadata before anything
 // was sent to the API server. Each entry names its field path, such as
 // metadata.labels["app.kubernetes.io/name"] or metadata.finalizers[0], and
-// the offending value. Use errors.As or errors.AsType to get at the
-// entries:
+// the offending value. Use errors.As or errors.AsType to get at them:
 //
 //	if verr, ok := errors.AsType[*kopmeta.ValidationError](err); ok {
 //		for _, f := range verr.Fields { ... f.Field, f.BadValue ... }
@@ -47,16 +46,6 @@ func (e *ValidationError) Error() string {
 		sb.WriteString(f.Error())
 	}
 	return sb.String()
-}
-
-// Unwrap returns the entries, each a *field.Error, so that errors.As can
-// reach the first one directly.
-func (e *ValidationError) Unwrap() []error {
-	errs := make([]error, len(e.Fields))
-	for i, f := range e.Fields {
-		errs[i] = f
-	}
-	return errs
 }
 
 // Status returns the error as the API server words a 422 Invalid: reason

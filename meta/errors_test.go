@@ -17,7 +17,7 @@ import (
 // server's errors (apierrors.IsInvalid, the causes of a 422) handles a
 // ValidationError the same way, also when it is wrapped.
 func TestValidationErrorIsInvalid(t *testing.T) {
-	_, err := kopmeta.New("Web").Label("k", "-v").Finalizer("cleanup").Build()
+	_, err := kopmeta.New("Web").Labels(map[string]string{"k": "-v"}).Finalizer("cleanup").Build()
 	if err == nil {
 		t.Fatal("Build() succeeded, want an error")
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -14,17 +15,17 @@ import (
 )
 
 // A ConfigMap's metadata, controlled by the Deployment that uses it. The
-// Deployment was read through a client, so its TypeMeta is empty and the
-// GroupVersionKind is passed explicitly.
+// Deployment was read through a client, so its TypeMeta is empty: its kind
+// comes from the scheme (a reconciler has the manager's).
 func Example() {
 	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "6f1c"}}
 
 	om, err := kopmeta.New("web-config").
 		Namespace("shop").
-		Label("app.kubernetes.io/name", "web").
-		Annotation("example.com/owner-team", "payments").
+		Labels(map[string]string{"app.kubernetes.io/name": "web"}).
+		Annotations(map[string]string{"example.com/owner-team": "payments"}).
 		Finalizer("example.com/cleanup").
-		ControlledBy(web, appsv1.SchemeGroupVersion.WithKind("Deployment")).
+		ControlledBy(web, scheme).
 		Build()
 	if err != nil {
 		fmt.Println(err)
@@ -60,7 +61,7 @@ func Example() {
 
 // The apply form drops into any client-go apply configuration.
 func ExampleBuilder_ApplyConfiguration() {
-	meta, err := kopmeta.New("settings").Namespace("shop").Label("tier", "web").ApplyConfiguration()
+	meta, err := kopmeta.New("settings").Namespace("shop").Labels(map[string]string{"tier": "web"}).ApplyConfiguration()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -81,7 +82,7 @@ func ExampleBuilder_ApplyTo() {
 		Finalizers: []string{"other.example.com/keep"},
 	}}
 	err := kopmeta.New("settings").Namespace("shop").
-		Label("tier", "web").
+		Labels(map[string]string{"tier": "web"}).
 		Finalizer("example.com/cleanup").
 		ApplyTo(cm)
 	if err != nil {
@@ -99,9 +100,9 @@ func ExampleBuilder_ApplyTo() {
 
 // Clone branches a shared base; the branches do not affect each other.
 func ExampleBuilder_Clone() {
-	base := kopmeta.GenerateName("job-").Namespace("batch").Label("team", "data")
-	a, _ := base.Clone().Label("shard", "a").Build()
-	b, _ := base.Clone().Label("shard", "b").Build()
+	base := kopmeta.GenerateName("job-").Namespace("batch").Labels(map[string]string{"team": "data"})
+	a, _ := base.Clone().Labels(map[string]string{"shard": "a"}).Build()
+	b, _ := base.Clone().Labels(map[string]string{"shard": "b"}).Build()
 	fmt.Println(a.GenerateName, a.Labels)
 	fmt.Println(b.GenerateName, b.Labels)
 	// Output:
@@ -109,11 +110,24 @@ func ExampleBuilder_Clone() {
 	// job- map[shard:b team:data]
 }
 
+// IsBeingDeleted tells an object whose deletion waits for its finalizers.
+func ExampleIsBeingDeleted() {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}}
+	fmt.Println(kopmeta.IsBeingDeleted(cm))
+	cm.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	fmt.Println(kopmeta.IsBeingDeleted(cm))
+	fmt.Println(kopmeta.IsBeingDeleted((*corev1.ConfigMap)(nil)))
+	// Output:
+	// false
+	// true
+	// false
+}
+
 // Every problem is reported at once, each with its field path and value.
 func ExampleValidationError() {
 	_, err := kopmeta.New("web").
-		Label("app.kubernetes.io/name", "-web").
-		Label("bad key", "v").
+		Labels(map[string]string{"app.kubernetes.io/name": "-web"}).
+		Labels(map[string]string{"bad key": "v"}).
 		Finalizer("cleanup").
 		Build()
 

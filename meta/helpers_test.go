@@ -6,13 +6,35 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
-var deployGVK = appsv1.SchemeGroupVersion.WithKind("Deployment")
+// scheme knows the built-in kinds, as a manager's scheme does.
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// ownerFor is an owner with the identity ref names, kind in its TypeMeta
+// (for a nil scheme).
+func ownerFor(ref metav1.OwnerReference, ns string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(ref.APIVersion)
+	u.SetKind(ref.Kind)
+	u.SetName(ref.Name)
+	u.SetUID(ref.UID)
+	u.SetNamespace(ns)
+	return u
+}
 
 // deploy is a typed owner as a client returns it: empty TypeMeta.
 func deploy(ns, name string, uid types.UID) *appsv1.Deployment {

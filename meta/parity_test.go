@@ -29,7 +29,7 @@ func TestParityWithServerValidation(t *testing.T) {
 	plain := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "s", UID: "2"}
 	tests := []struct {
 		name string
-		rule kopmeta.NameRule
+		rule string // a key of nameRules; "" for the default
 		om   metav1.ObjectMeta
 		// stricter names the fields the Builder refuses on purpose although
 		// the server accepts them.
@@ -40,9 +40,9 @@ func TestParityWithServerValidation(t *testing.T) {
 		{name: "generateName", om: metav1.ObjectMeta{GenerateName: "web-"}},
 		{name: "long generateName, truncated by the server", om: metav1.ObjectMeta{GenerateName: a(70) + "-"}},
 		{name: "longest subdomain", om: metav1.ObjectMeta{Name: a(253)}},
-		{name: "label rule", rule: kopmeta.DNS1123Label, om: metav1.ObjectMeta{Name: a(63)}},
-		{name: "DNS-1035 rule", rule: kopmeta.DNS1035Label, om: metav1.ObjectMeta{Name: "web-1"}},
-		{name: "path segment rule", rule: kopmeta.PathSegmentName, om: metav1.ObjectMeta{Name: "system:kopgo:Manager"}},
+		{name: "label rule", rule: "label", om: metav1.ObjectMeta{Name: a(63)}},
+		{name: "DNS-1035 rule", rule: "dns1035", om: metav1.ObjectMeta{Name: "web-1"}},
+		{name: "path segment rule", rule: "rbac", om: metav1.ObjectMeta{Name: "system:kopgo:Manager"}},
 		{name: "everything", om: metav1.ObjectMeta{
 			Name: "web", Namespace: "shop",
 			Labels:          map[string]string{"app.kubernetes.io/name": "web", "empty": "", "k": a(63)},
@@ -57,15 +57,15 @@ func TestParityWithServerValidation(t *testing.T) {
 		{name: "no name", om: metav1.ObjectMeta{}},
 		{name: "upper-case name", om: metav1.ObjectMeta{Name: "Web"}},
 		{name: "subdomain too long", om: metav1.ObjectMeta{Name: a(254)}},
-		{name: "dot under label rule", rule: kopmeta.DNS1123Label, om: metav1.ObjectMeta{Name: "a.b"}},
-		{name: "too long for a label", rule: kopmeta.DNS1123Label, om: metav1.ObjectMeta{Name: a(64)}},
-		{name: "digit first under DNS-1035", rule: kopmeta.DNS1035Label, om: metav1.ObjectMeta{Name: "1web"}},
-		{name: "slash in a path segment", rule: kopmeta.PathSegmentName, om: metav1.ObjectMeta{Name: "a/b"}},
-		{name: "dot-dot path segment", rule: kopmeta.PathSegmentName, om: metav1.ObjectMeta{Name: ".."}},
-		{name: "dot-dot generateName under path segment rule", rule: kopmeta.PathSegmentName, om: metav1.ObjectMeta{GenerateName: ".."}},
+		{name: "dot under label rule", rule: "label", om: metav1.ObjectMeta{Name: "a.b"}},
+		{name: "too long for a label", rule: "label", om: metav1.ObjectMeta{Name: a(64)}},
+		{name: "digit first under DNS-1035", rule: "dns1035", om: metav1.ObjectMeta{Name: "1web"}},
+		{name: "slash in a path segment", rule: "rbac", om: metav1.ObjectMeta{Name: "a/b"}},
+		{name: "dot-dot path segment", rule: "rbac", om: metav1.ObjectMeta{Name: ".."}},
+		{name: "dot-dot generateName under path segment rule", rule: "rbac", om: metav1.ObjectMeta{GenerateName: ".."}},
 		{name: "upper-case generateName", om: metav1.ObjectMeta{GenerateName: "Web-"}},
 		{name: "generateName ending in a dot", om: metav1.ObjectMeta{GenerateName: "web."}},
-		{name: "generateName too long for a label", rule: kopmeta.DNS1123Label, om: metav1.ObjectMeta{GenerateName: a(64) + "-"}},
+		{name: "generateName too long for a label", rule: "label", om: metav1.ObjectMeta{GenerateName: a(64) + "-"}},
 		{name: "namespace with a dot", om: metav1.ObjectMeta{Name: "web", Namespace: "my.ns"}},
 		{name: "label key with a space", om: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"bad key": "v"}}},
 		{name: "label key with an upper-case prefix", om: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"Example.com/k": "v"}}},
@@ -95,7 +95,7 @@ func TestParityWithServerValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := builderFor(tt.om).NameRule(tt.rule).Build()
+			_, err := builderFor(tt.om).NameRule(nameRules[tt.rule]).Build()
 			got := fieldsOf(problemsOf(t, err))
 			want := fieldsOf(serverProblems(tt.om, tt.rule))
 			want = sortedSet(append(want, tt.stricter...))
@@ -117,22 +117,30 @@ func builderFor(om metav1.ObjectMeta) *kopmeta.Builder {
 		b.Finalizer(f)
 	}
 	for _, ref := range om.OwnerReferences {
-		b.OwnerReference(ref)
+		if ref.Controller != nil && *ref.Controller {
+			b.ControlledBy(ownerFor(ref, om.Namespace), nil)
+		} else {
+			b.Owner(ownerFor(ref, om.Namespace), nil)
+		}
 	}
 	return b
 }
 
 // serverProblems returns what the API server's validation of a create
 // finds in om, with the name function the API server uses under rule.
-func serverProblems(om metav1.ObjectMeta, rule kopmeta.NameRule) []problem {
-	nameFn := map[kopmeta.NameRule]apivalidation.ValidateNameFunc{
-		kopmeta.DNS1123Subdomain: apivalidation.NameIsDNSSubdomain,
-		kopmeta.DNS1123Label:     apivalidation.NameIsDNSLabel,
-		kopmeta.DNS1035Label:     apivalidation.NameIsDNS1035Label,
-		// What kube-apiserver's RBAC validation (ValidateRBACName) does,
-		// for a name and a generateName prefix alike.
-		kopmeta.PathSegmentName: func(name string, _ bool) []string { return content.IsPathSegmentName(name) },
-	}[rule]
+// nameRules are the API server's name functions, as a user passes them to
+// Builder.NameRule.
+var nameRules = map[string]apivalidation.ValidateNameFunc{
+	"":        apivalidation.NameIsDNSSubdomain,
+	"label":   apivalidation.NameIsDNSLabel,
+	"dns1035": apivalidation.NameIsDNS1035Label,
+	// What kube-apiserver's RBAC validation (ValidateRBACName) does, for a
+	// name and a generateName prefix alike.
+	"rbac": func(name string, _ bool) []string { return content.IsPathSegmentName(name) },
+}
+
+func serverProblems(om metav1.ObjectMeta, rule string) []problem {
+	nameFn := nameRules[rule]
 	generated := om.Name == "" && om.GenerateName != ""
 	if generated {
 		// What the API server's name generator does before validation:

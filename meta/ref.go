@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/internal/ownerref"
 )
 
 // ObjectRef identifies an object: group, kind, namespace (empty for a
@@ -29,7 +31,7 @@ type ObjectRef struct {
 // build the ObjectRef from the kind the scheme gives (apiutil.GVKForObject).
 // A nil obj gives the zero ObjectRef.
 func RefOf(obj client.Object) ObjectRef {
-	if isNil(obj) {
+	if ownerref.IsNil(obj) {
 		return ObjectRef{}
 	}
 	gvk := obj.GetObjectKind().GroupVersionKind()

@@ -11,14 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/validate/content"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kopgo/kopgo/internal/ownerref"
 )
 
 // target is what is already on the object the metadata goes onto. The zero
 // target is a new object ([Builder.Build], [Builder.ApplyConfiguration]).
 type target struct {
 	name, generateName, namespace string
+	uid                           types.UID
 	annotations                   map[string]string
 	finalizers                    []string
 	ownerRefs                     []metav1.OwnerReference
@@ -42,7 +45,7 @@ func (b *Builder) validate(t target) field.ErrorList {
 	errs = append(errs, validateAnnotations(b.annotations, t.annotations)...)
 	errs = append(errs, validateFinalizers(t.finalizers, b.finalizers)...)
 	ns := cmp.Or(b.namespace, t.namespace)
-	errs = append(errs, validateOwners(t.ownerRefs, b.owners, ns)...)
+	errs = append(errs, validateOwners(t.ownerRefs, b.owners, ownerref.Child{Namespace: ns, UID: t.uid})...)
 	return errs
 }
 
@@ -50,7 +53,7 @@ func (b *Builder) validateNames(t target) field.ErrorList {
 	var errs field.ErrorList
 	name := metadata.Child("name")
 	if b.name != "" {
-		for _, msg := range b.nameRule.check(b.name, false) {
+		for _, msg := range b.checkName(b.name, false) {
 			errs = append(errs, field.Invalid(name, b.name, msg))
 		}
 		if t.name != "" && t.name != b.name {
@@ -60,7 +63,7 @@ func (b *Builder) validateNames(t target) field.ErrorList {
 		errs = append(errs, field.Required(name, "name or generateName is required"))
 	}
 	if b.generateName != "" {
-		for _, msg := range b.nameRule.check(b.generateName, true) {
+		for _, msg := range b.checkName(b.generateName, true) {
 			errs = append(errs, field.Invalid(metadata.Child("generateName"), b.generateName, msg))
 		}
 	}
@@ -148,10 +151,19 @@ func validateFinalizers(existing, add []string) field.ErrorList {
 	return errs
 }
 
+// checkName returns what is wrong with a name (prefix: a generateName
+// prefix) under the Builder's rule, DNS-1123 subdomain by default.
+func (b *Builder) checkName(name string, prefix bool) []string {
+	if b.nameRule == nil {
+		return apivalidation.NameIsDNSSubdomain(name, prefix)
+	}
+	return b.nameRule(name, prefix)
+}
+
 // validateOwners checks the owner references added, at the index each will
-// have on the object, and that at most one reference is a controller.
-// namespace is the object's, "" when it has none (yet).
-func validateOwners(existing []metav1.OwnerReference, add []owner, namespace string) field.ErrorList {
+// have on the object, and that at most one reference is a controller: the
+// rules of package internal/ownerref, which the owners package applies too.
+func validateOwners(existing []metav1.OwnerReference, add []owner, child ownerref.Child) field.ErrorList {
 	var errs field.ErrorList
 	p := metadata.Child("ownerReferences")
 	merged, at := mergeOwnerRefs(existing, add)
@@ -163,64 +175,7 @@ func validateOwners(existing []metav1.OwnerReference, add []owner, namespace str
 			errs = append(errs, o.problem(ip))
 			continue
 		}
-		errs = append(errs, validateOwnerRef(ip, o.ref)...)
-		if o.namespace != "" && o.namespace != namespace {
-			detail := fmt.Sprintf("owner %s is in namespace %q, the object in %q: owner references do not cross namespaces",
-				describe(o.ref), o.namespace, namespace)
-			if namespace == "" {
-				detail = fmt.Sprintf("owner %s is in namespace %q and the object has none: set its namespace (a cluster-scoped object cannot have a namespaced owner)",
-					describe(o.ref), o.namespace)
-			}
-			errs = append(errs, field.Invalid(ip, o.namespace, detail))
-		}
+		errs = append(errs, ownerref.Check(ip, o.ref, o.namespace, child)...)
 	}
-	first := -1
-	for i, ref := range merged {
-		if !isTrue(ref.Controller) {
-			continue
-		}
-		if first < 0 {
-			first = i
-			continue
-		}
-		if added[i] || added[first] {
-			errs = append(errs, field.Invalid(p.Index(i).Child("controller"), true,
-				fmt.Sprintf("%s cannot be a second controller: %s is already the controller", describe(ref), describe(merged[first]))))
-		}
-	}
-	return errs
-}
-
-func validateOwnerRef(p *field.Path, ref metav1.OwnerReference) field.ErrorList {
-	var errs field.ErrorList
-	gv, err := schema.ParseGroupVersion(ref.APIVersion)
-	switch {
-	case ref.APIVersion == "":
-		errs = append(errs, field.Required(p.Child("apiVersion"), "the owner's API version, like apps/v1"))
-	case err != nil || gv.Version == "":
-		errs = append(errs, field.Invalid(p.Child("apiVersion"), ref.APIVersion, "must be <group>/<version> or <version>"))
-	}
-	if ref.Kind == "" {
-		errs = append(errs, field.Required(p.Child("kind"), "the owner's kind"))
-	}
-	if ref.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), "the owner's name"))
-	}
-	if ref.UID == "" {
-		errs = append(errs, field.Required(p.Child("uid"),
-			fmt.Sprintf("owner %s has no UID: it must be read from or created on the server first", describe(ref))))
-	}
-	if _, banned := apivalidation.BannedOwners[gv.WithKind(ref.Kind)]; banned && err == nil {
-		errs = append(errs, field.Invalid(p.Child("kind"), ref.Kind, fmt.Sprintf("%s %s cannot be an owner", ref.APIVersion, ref.Kind)))
-	}
-	return errs
-}
-
-// describe names an owner in messages: Deployment "web".
-func describe(ref metav1.OwnerReference) string {
-	kind := ref.Kind
-	if kind == "" {
-		kind = "owner"
-	}
-	return kind + " " + strconv.Quote(ref.Name)
+	return append(errs, ownerref.Controllers(p, merged, func(i int) bool { return added[i] })...)
 }

@@ -54,10 +54,3 @@ func OwnerLabel(key string, owner client.Object) (map[string]string, error) {
 	}
 	return map[string]string{key: owner.GetName()}, nil
 }
-
-// LabelledOwner returns the owner name that child's label key holds, and
-// whether it holds one.
-func LabelledOwner(child client.Object, key string) (string, bool) {
-	name := child.GetLabels()[key]
-	return name, name != ""
-}

@@ -56,7 +56,7 @@ func TestSetOwnerAndController(t *testing.T) {
 		name       string
 		owner, obj client.Object
 		controller bool
-		opts       []owners.ReferenceOption
+		opts       []owners.Option
 		want       []metav1.OwnerReference // the object's references after
 		wantErr    string                  // the message's start; Kind Invalid
 	}{
@@ -65,7 +65,7 @@ func TestSetOwnerAndController(t *testing.T) {
 		{name: "owner in the same namespace", owner: web, obj: configMap("shop", "cfg"),
 			want: []metav1.OwnerReference{webRef}},
 		{name: "controller without blockOwnerDeletion", owner: web, obj: configMap("shop", "cfg"), controller: true,
-			opts: []owners.ReferenceOption{owners.BlockOwnerDeletion(false)},
+			opts: []owners.Option{owners.BlockOwnerDeletion(false)},
 			want: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u-web", Controller: new(true), BlockOwnerDeletion: new(false)}}},
 		{name: "cluster-scoped owner of a namespaced object", owner: role, obj: configMap("shop", "cfg"),
 			want: []metav1.OwnerReference{roleRef}},
@@ -76,18 +76,25 @@ func TestSetOwnerAndController(t *testing.T) {
 			want: []metav1.OwnerReference{dbCtrl, webRef}},
 		{name: "setting again replaces, never duplicates", owner: web, obj: configMap("shop", "cfg", roleRef, webCtrl), controller: true,
 			want: []metav1.OwnerReference{roleRef, webCtrl}},
+		{name: "an owner again stays the controller", owner: web, obj: configMap("shop", "cfg", webCtrl),
+			want: []metav1.OwnerReference{webCtrl}},
+		{name: "BlockOwnerDeletion(false) on an existing controller", owner: web, obj: configMap("shop", "cfg", webCtrl), controller: true,
+			opts: []owners.Option{owners.BlockOwnerDeletion(false)},
+			want: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u-web", Controller: new(true), BlockOwnerDeletion: new(false)}}},
 		{name: "a re-created owner takes its old reference over", owner: web, obj: configMap("shop", "cfg", oldWeb), controller: true,
 			want: []metav1.OwnerReference{webCtrl}},
 		{name: "cross namespace", owner: web, obj: configMap("other", "cfg"), controller: true,
 			wantErr: `set controller ConfigMap other/cfg: owner Deployment shop/web is in namespace "shop", not "other": owner references do not cross namespaces (the garbage collector would find no owner and delete the object)`},
 		{name: "namespaced owner of a cluster-scoped object", owner: web, obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}},
-			wantErr: "set owner Namespace team: namespaced owner Deployment shop/web cannot own Namespace team, which has no namespace: a cluster-scoped object's owners must be cluster-scoped (if it is namespaced, set its namespace first)"},
+			wantErr: "set owner Namespace team: namespaced owner Deployment shop/web cannot own an object without a namespace: a cluster-scoped object's owners must be cluster-scoped (if it is namespaced, set its namespace first)"},
 		{name: "owner not created yet", owner: deploy("shop", "web", ""), obj: configMap("shop", "cfg"), controller: true,
 			wantErr: "set controller ConfigMap shop/cfg: owner Deployment shop/web has no UID: create it (or read it from the API server) before it can own anything"},
 		{name: "second controller", owner: web, obj: configMap("shop", "cfg", roleRef, dbCtrl), controller: true,
 			wantErr: "set controller ConfigMap shop/cfg: already controlled by StatefulSet db (uid u-db): Deployment web cannot be a second controller"},
 		{name: "itself", owner: web, obj: deploy("shop", "web", "u-web"),
 			wantErr: "set owner Deployment shop/web: Deployment shop/web cannot own itself"},
+		{name: "nil owner", owner: nil, obj: configMap("shop", "cfg"),
+			wantErr: "set owner ConfigMap shop/cfg: the owner is nil"},
 		{name: "owner's type not in the scheme", owner: unregistered, obj: configMap("shop", "cfg"),
 			wantErr: "set owner ConfigMap shop/cfg: owner notRegistered shop/x: no kind is registered for the type owners_test.notRegistered"},
 	}
@@ -137,58 +144,36 @@ func TestSetDoesNotAlias(t *testing.T) {
 	}
 }
 
-func TestReferences(t *testing.T) {
-	web := deploy("shop", "web", "u-web")
-	owner, err := owners.OwnerReference(web, scheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctrl, err := owners.ControllerReference(web, scheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: "u-web"}
-	if diff := cmp.Diff(want, owner); diff != "" {
-		t.Errorf("OwnerReference (-want +got):\n%s", diff)
-	}
-	want.Controller, want.BlockOwnerDeletion = new(true), new(true)
-	if diff := cmp.Diff(want, ctrl); diff != "" {
-		t.Errorf("ControllerReference (-want +got):\n%s", diff)
-	}
-	_, err = owners.ControllerReference(deploy("shop", "web", ""), scheme)
-	if want := "controller reference: owner Deployment shop/web has no UID"; err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("error %v, want Invalid: %s...", err, want)
-	}
-}
-
 func TestApplyConfigurations(t *testing.T) {
 	web := deploy("shop", "web", "u-web")
 	tests := []struct {
 		name       string
-		child      owners.ApplyObject
+		child      runtime.ApplyConfiguration
 		controller bool
-		opts       []owners.ReferenceOption
+		opts       []owners.Option
 		wantErr    string
 	}{
 		{name: "owner", child: corev1ac.ConfigMap("cfg", "shop")},
 		{name: "controller", child: corev1ac.ConfigMap("cfg", "shop"), controller: true},
 		{name: "controller, not blocking", child: corev1ac.ConfigMap("cfg", "shop"), controller: true,
-			opts: []owners.ReferenceOption{owners.BlockOwnerDeletion(false)}},
+			opts: []owners.Option{owners.BlockOwnerDeletion(false)}},
 		{name: "cross namespace", child: corev1ac.ConfigMap("cfg", "other"), controller: true,
 			wantErr: `controller reference ConfigMap other/cfg: owner Deployment shop/web is in namespace "shop", not "other"`},
+		{name: "not a generated apply configuration", child: runtime.ApplyConfiguration(nil),
+			wantErr: "controller reference: the child <nil> is not a generated apply configuration", controller: true},
 		{name: "cluster-scoped child", child: corev1ac.Namespace("team"),
-			wantErr: "owner reference Namespace team: namespaced owner Deployment shop/web cannot own Namespace team"},
+			wantErr: "owner reference Namespace team: namespaced owner Deployment shop/web cannot own an object without a namespace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var typed metav1.OwnerReference
 			var ac *metav1ac.OwnerReferenceApplyConfiguration
 			var err error
+			typedObj := configMap("shop", "cfg")
 			if tt.controller {
-				typed, _ = owners.ControllerReference(web, scheme, tt.opts...)
+				_ = owners.SetController(web, typedObj, scheme, tt.opts...)
 				ac, err = owners.ControllerApplyConfiguration(web, tt.child, scheme, tt.opts...)
 			} else {
-				typed, _ = owners.OwnerReference(web, scheme, tt.opts...)
+				_ = owners.SetOwner(web, typedObj, scheme, tt.opts...)
 				ac, err = owners.OwnerApplyConfiguration(web, tt.child, scheme, tt.opts...)
 			}
 			if tt.wantErr != "" {
@@ -203,7 +188,7 @@ func TestApplyConfigurations(t *testing.T) {
 			// The apply form says exactly what the typed form says.
 			asTyped := metav1.OwnerReference{APIVersion: *ac.APIVersion, Kind: *ac.Kind, Name: *ac.Name, UID: *ac.UID,
 				Controller: ac.Controller, BlockOwnerDeletion: ac.BlockOwnerDeletion}
-			if diff := cmp.Diff(typed, asTyped); diff != "" {
+			if diff := cmp.Diff(typedObj.OwnerReferences, []metav1.OwnerReference{asTyped}); diff != "" {
 				t.Errorf("apply form differs from the typed form (-typed +apply):\n%s", diff)
 			}
 		})

@@ -217,7 +217,7 @@ type outcome struct {
 // run performs the finalizer protocol and the user's Reconcile or Cleanup.
 func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outcome {
 	var o outcome
-	deleting := !obj.GetDeletionTimestamp().IsZero()
+	deleting := kopmeta.IsBeingDeleted(obj)
 	if deleting && (a.finalizer == "" || !finalizers.Has(obj, a.finalizer)) {
 		// Nothing of ours to clean up, and nothing to say about an object
 		// on its way out.

@@ -98,7 +98,7 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 		r.create(ctx, c, looked)
 		return
 	}
-	if existing.GetDeletionTimestamp() != nil {
+	if kopmeta.IsBeingDeleted(existing) {
 		r.wait("WaitingForDeletion", fmt.Sprintf("%s is being deleted; it is created again once it is gone", c.ref), deletionPoll)
 		return
 	}

@@ -71,7 +71,7 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 
-	if !cs.DeletionTimestamp.IsZero() {
+	if kopmeta.IsBeingDeleted(&cs) {
 		return ctrl.Result{}, r.finalize(ctx, &cs)
 	}
 	// No request when the finalizer is there already. kopgo's errors name
