@@ -96,15 +96,12 @@ func BenchmarkSyncConverged(b *testing.B) {
 
 func newBenchAdapter(b *testing.B, mgr manager.Manager, r reconciler.Reconciler[*widget.Widget]) reconcile.Reconciler {
 	b.Helper()
-	env, err := reconciler.EnvFromManager(mgr, "bench", nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	env := envFromManager(b, mgr, "bench", nil)
 	m, err := observability.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := reconciler.New[*widget.Widget]("bench", env, r, reconciler.WithMetrics(m))
+	a, _, err := reconciler.NewAdapter[*widget.Widget]("bench", env, r, reconciler.WithMetrics(m))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -65,7 +65,7 @@ func TestListChildrenUsesTheControllerIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		var names []string
-		for _, o := range observed.byKind[corev1.SchemeGroupVersion.WithKind("Secret").GroupKind()] {
+		for _, o := range observed.List(&corev1.Secret{}) {
 			names = append(names, o.GetName())
 		}
 		if len(names) != 1 || names[0] != "mine" {
