@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -239,6 +240,18 @@ type Syncer[T client.Object] struct {
 	finalize  func(context.Context, T, Children) error
 	configErr error
 	opts      syncOptions
+
+	// resolved caches the declared kinds as resolved for one Env (their
+	// GVKs and scopes: a RESTMapper lookup each), so that a reconcile does
+	// not look them up again. Dropped when a list of children fails, which
+	// a kind that is no longer served (its CRD deleted) makes it do.
+	resolved atomic.Pointer[resolvedKinds]
+}
+
+// resolvedKinds are a Syncer's declared kinds resolved for env.
+type resolvedKinds struct {
+	env   *Env
+	kinds []childKind
 }
 
 // SyncOption configures [Sync].
@@ -291,6 +304,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 	}
 	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
+		s.resolved.Store(nil) // look the kinds up again next time
 		return fail(err)
 	}
 
@@ -373,8 +387,34 @@ func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
 func (s *Syncer[T]) ChildKinds() []client.Object { return slices.Clone(s.kinds) }
 
 // resolveKinds maps the declared child kinds to GVKs and scopes, refusing
-// what a parent of this scope cannot own.
+// what a parent of this scope cannot own. The kinds are looked up once per
+// Env (see the Syncer's resolved field); the slice returned is shared,
+// read only.
 func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
+	var kinds []childKind
+	if c := s.resolved.Load(); c != nil && c.env == env {
+		kinds = c.kinds
+	} else {
+		var err error
+		if kinds, err = s.lookUpKinds(env); err != nil {
+			return nil, err
+		}
+		s.resolved.Store(&resolvedKinds{env: env, kinds: kinds})
+	}
+	if parent.GetNamespace() != "" {
+		for _, k := range kinds {
+			if !k.namespaced {
+				return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+					"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", k.gvk.GroupKind()))
+			}
+		}
+	}
+	return kinds, nil
+}
+
+// lookUpKinds resolves the declared kinds against env's scheme and REST
+// mapper.
+func (s *Syncer[T]) lookUpKinds(env *Env) ([]childKind, error) {
 	if len(s.kinds) == 0 {
 		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "no child kinds declared"))
 	}
@@ -402,10 +442,6 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 			// An unknown kind is Invalid (not served); a discovery failure
 			// keeps its own kind and is retried.
 			return nil, koperrors.Wrap(err, "resolve child kind", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind})
-		}
-		if !namespaced && parent.GetNamespace() != "" {
-			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
-				"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", gvk.GroupKind()))
 		}
 		kinds = append(kinds, childKind{gvk: gvk, example: ex, namespaced: namespaced, defaults: defaults})
 	}

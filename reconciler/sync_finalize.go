@@ -47,6 +47,7 @@ func (s *Syncer[T]) Cleanup(ctx context.Context, parent T, env *Env) error {
 	}
 	observed, _, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
+		s.resolved.Store(nil) // look the kinds up again next time
 		return koperrors.Wrap(err, "finalize", kopmeta.RefOf(parent))
 	}
 	return s.finalize(ctx, parent, observed)
