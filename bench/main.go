@@ -175,11 +175,15 @@ func variants() []variant {
 // kopgoAdapter builds the reconcile.Reconciler kopgo's Builder would run,
 // on mgr's cache, for the Go benchmark.
 func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconciler[*widget.Widget]) (reconcile.Reconciler, error) {
-	env, err := reconciler.EnvFromManager(mgr, fieldOwner, nil)
+	applier, err := apply.New(mgr.GetConfig(), fieldOwner, apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
+		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
 	if err != nil {
 		return nil, err
 	}
-	return reconciler.New(fieldOwner+"-gobench", env, r)
+	env := &reconciler.Env{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
+		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier}
+	a, _, err := reconciler.NewAdapter(fieldOwner+"-gobench", env, r)
+	return a, err
 }
 
 // wrap counts a controller-runtime reconciler's calls.

@@ -58,7 +58,7 @@ func sizeOf(obj client.Object) (string, bool) {
 // given size.
 func wantValue(size int64) string { return strconv.FormatInt(size%1000, 10) }
 
-// childObjects are the children as typed objects (E's SyncFunc returns
+// childObjects are the children as typed objects (E's sync function returns
 // them; A creates them).
 func childObjects(w *widget.Widget) []client.Object {
 	size := strconv.FormatInt(w.Spec.Size, 10)
@@ -280,7 +280,7 @@ func (widgetReconciler) Reconcile(ctx context.Context, w *widget.Widget, env *re
 }
 
 // ---------------------------------------------------------------------------
-// E: reconciler.Sync: the SyncFunc returns the three children.
+// E: reconciler.Sync: the sync function returns the three children.
 
 func syncReconciler() *reconciler.Syncer[*widget.Widget] {
 	return reconciler.Sync([]client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}},

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -52,7 +51,6 @@ type Builder[T client.Object] struct {
 	leaderName              string
 	lease, renew, retry     time.Duration
 
-	timeout     time.Duration
 	concurrency int
 	ctrlOptions crcontroller.Options
 	predicates  []predicate.Predicate // nil: the default ignoreStatusOnly
@@ -63,18 +61,11 @@ type Builder[T client.Object] struct {
 	watcher     *cache.ByObject
 	fieldOwner  string
 	recorder    observability.Recorder
-	tracer      trace.TracerProvider
 	rOptions    []reconciler.Option
 }
 
-// DefaultConcurrency is how many objects a controller reconciles at once
-// unless [Builder.Concurrency] says otherwise. Reconciles are mostly waiting
-// on the API server, so one worker would let a single slow object delay
-// every other; 4 keeps a controller responsive without surprising a
-// reconciler written with one object in mind (the same object is never
-// reconciled twice at once, at any concurrency). A reconciler that shares
-// state across objects must guard it.
-const DefaultConcurrency = 4
+// defaultConcurrency is the default of [Builder.Concurrency] (why 4: see there).
+const defaultConcurrency = 4
 
 // defaultGracefulShutdown is controller-runtime's default window.
 const defaultGracefulShutdown = 30 * time.Second
@@ -86,7 +77,7 @@ type watch struct {
 
 // New starts a Builder for controller name running r on objects of type T.
 func New[T client.Object](name string, r reconciler.Reconciler[T]) *Builder[T] {
-	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1, concurrency: DefaultConcurrency}
+	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1, concurrency: defaultConcurrency}
 	if name == "" {
 		b.errs = append(b.errs, fmt.Errorf("controller name is empty"))
 	}
@@ -178,15 +169,14 @@ func (b *Builder[T]) LeaderElectionTimings(lease, renew, retry time.Duration) *B
 	return b
 }
 
-// ReconcileTimeout gives each reconcile a deadline; a short window after it
-// remains to record the failure in status.
-func (b *Builder[T]) ReconcileTimeout(d time.Duration) *Builder[T] { b.timeout = d; return b }
-
 // Concurrency reconciles up to n objects at once (never one object twice at
-// once). Default [DefaultConcurrency]. A reconcile that ignores its
-// context past [Builder.ReconcileTimeout] frees its worker (see
-// reconciler.Options.Timeout), so one hung object does not stop the others
-// even at 1.
+// once). Default 4: reconciles are mostly waiting on the API server, so one
+// worker would let a single slow object delay every other, and 4 keeps a
+// controller responsive without surprising a reconciler written with one
+// object in mind. A reconciler that shares state across objects must guard
+// it. A reconcile that ignores its context past its deadline
+// (reconciler.WithTimeout) frees its worker, so one hung object does not
+// stop the others even at 1.
 func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 	if n < 1 {
 		b.errs = append(b.errs, fmt.Errorf("controller %q: concurrency %d: must be at least 1", b.name, n))
@@ -199,7 +189,7 @@ func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 // the Builder has no method for (a rate limiter, a reconciliation timeout
 // guardrail, a log constructor, priority queues). Fields left zero keep the
 // Builder's choices: MaxConcurrentReconciles from [Builder.Concurrency],
-// and RateLimiter from reconciler.Adapter.RateLimiter, whose schedule the
+// and RateLimiter from reconciler.NewAdapter, whose schedule the
 // Adapter relies on for the delays a reconciler asks for and for a quick
 // recovery after an API-server outage: replace it only knowing that.
 func (b *Builder[T]) ControllerOptions(o crcontroller.Options) *Builder[T] {
@@ -217,11 +207,13 @@ func (b *Builder[T]) Predicates(p ...predicate.Predicate) *Builder[T] {
 	return b
 }
 
-// ReconcilerOptions passes options to the reconciler.Adapter, such as
-// reconciler.WithFinalizerName("webapp.example.com/cleanup") (the default
-// finalizer is "kopgo.dev/<controller name>") or a status window. The
-// Builder's own settings (timeout, drain, tracer) are applied first, so
-// these win.
+// ReconcilerOptions passes options to the Adapter that runs the reconciler
+// (reconciler.NewAdapter): a deadline for each reconcile
+// (reconciler.WithTimeout; a short window after it remains to record the
+// failure in status), tracing (reconciler.WithTracerProvider), the
+// finalizer's name (reconciler.WithFinalizerName; default
+// "kopgo.dev/<controller name>"). The drain window the Builder derives
+// from [Builder.GracefulShutdown] is applied first, so these win.
 func (b *Builder[T]) ReconcilerOptions(opts ...reconciler.Option) *Builder[T] {
 	b.rOptions = append(b.rOptions, opts...)
 	return b
@@ -278,9 +270,6 @@ func (b *Builder[T]) FieldOwner(name string) *Builder[T] { b.fieldOwner = name; 
 // events as the controller).
 func (b *Builder[T]) Recorder(r observability.Recorder) *Builder[T] { b.recorder = r; return b }
 
-// TracerProvider traces reconciles with tp (default: no tracing).
-func (b *Builder[T]) TracerProvider(tp trace.TracerProvider) *Builder[T] { b.tracer = tp; return b }
-
 func (b *Builder[T]) err() error {
 	if b.healthPort > 0 && b.healthPort == b.metricsPort {
 		b.errs = append(b.errs, fmt.Errorf("controller %q: health and metrics both on port %d", b.name, b.healthPort))
@@ -333,19 +322,24 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
-	env, err := reconciler.EnvFromManager(mgr, b.fieldOwner, recorder,
+	// The Applier reads only the kinds the controller watches from the
+	// cache (see declaredOnly), shares the manager's HTTP client and REST
+	// mapper, and counts its outcomes under the controller's name.
+	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner,
+		apply.WithScheme(mgr.GetScheme()), apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()),
 		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
 	if err != nil {
 		return err
 	}
-	opts := []reconciler.Option{reconciler.WithTimeout(b.timeout)}
+	env := &reconciler.Env{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		FieldOwner: b.fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
+	}
+	var opts []reconciler.Option
 	if grace := b.grace(ownManager); grace > 0 {
 		opts = append(opts, reconciler.WithDrain(drainWindow(grace)))
 	}
-	if b.tracer != nil {
-		opts = append(opts, reconciler.WithTracerProvider(b.tracer))
-	}
-	adapter, err := reconciler.New(b.name, env, b.r, append(opts, b.rOptions...)...)
+	adapter, limiter, err := reconciler.NewAdapter(b.name, env, b.r, append(opts, b.rOptions...)...)
 	if err != nil {
 		return err
 	}
@@ -366,7 +360,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
 	}
 	if copts.RateLimiter == nil {
-		copts.RateLimiter = adapter.RateLimiter()
+		copts.RateLimiter = limiter
 	}
 	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).WithOptions(copts)
 	for _, o := range owns {

@@ -117,7 +117,7 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		LabelSelector("team=a").
 		Owns(&corev1.ConfigMap{}).
 		Concurrency(2).
-		ReconcileTimeout(10*time.Second).
+		ReconcilerOptions(reconciler.WithTimeout(10*time.Second)).
 		GracefulShutdown(5*time.Second).
 		Recorder(observability.Nop{}))
 

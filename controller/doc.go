@@ -14,7 +14,7 @@
 //		MetricsPort(8080).
 //		LeaderElection("webapp-system", "webapp-leader").
 //		GracefulShutdown(30 * time.Second).
-//		ReconcileTimeout(time.Minute).
+//		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
 //		Concurrency(4).
 //		Owns(&appsv1.Deployment{}).
 //		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/webapp")).
@@ -36,10 +36,11 @@
 //     nil.
 //   - Retries: failures back off per object (5 ms doubling to 5 minutes);
 //     failures because the API server is away back off at most 3 s, so
-//     recovery after an outage takes seconds. See reconciler.Adapter's
-//     RateLimiter; [Builder.ControllerOptions] replaces it.
-//   - Concurrency: [DefaultConcurrency] objects at once; a reconcile that
-//     ignores its context past [Builder.ReconcileTimeout] frees its worker.
+//     recovery after an outage takes seconds. See the rate limiter of
+//     reconciler.NewAdapter; [Builder.ControllerOptions] replaces it.
+//   - Concurrency: 4 objects at once ([Builder.Concurrency]); a reconcile
+//     that ignores its context past its deadline (reconciler.WithTimeout,
+//     through [Builder.ReconcilerOptions]) frees its worker.
 //
 // # What triggers a reconcile
 //

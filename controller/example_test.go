@@ -33,7 +33,7 @@ func ExampleBuilder_Run() {
 		MetricsPort(8080).
 		LeaderElection("default", "widgets-leader").
 		GracefulShutdown(30*time.Second).
-		ReconcileTimeout(time.Minute).
+		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
 		Concurrency(4).
 		Owns(&appsv1.Deployment{}).
 		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/widget")).

@@ -387,7 +387,7 @@ func TestHungReconcileDoesNotStopOthers(t *testing.T) {
 	t.Cleanup(func() { close(release) })
 	run(t, kopcontroller.New[*widget.Widget]("loop-hung", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns).
-		Concurrency(1).ReconcileTimeout(500*time.Millisecond).GracefulShutdown(2*time.Second))
+		Concurrency(1).ReconcilerOptions(reconciler.WithTimeout(500*time.Millisecond)).GracefulShutdown(2*time.Second))
 	h := createWidget(t, ns, "hung", ns)
 	eventually(t, 20*time.Second, "the hung reconcile started", func() error { return atLeast(&hung, 1) })
 	var others []*widget.Widget

@@ -144,7 +144,7 @@ func atLeast(v *atomic.Int32, n int32) error {
 	return nil
 }
 
-// ReconcileTimeout cuts a slow reconcile; Ready=False says why.
+// A reconcile timeout cuts a slow reconcile; Ready=False says why.
 func TestReconcileTimeout(t *testing.T) {
 	ns := cluster.Namespace(t)
 	r := reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) error {
@@ -153,7 +153,7 @@ func TestReconcileTimeout(t *testing.T) {
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-timeout", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
-		LabelSelector("timeout="+ns).ReconcileTimeout(300*time.Millisecond))
+		LabelSelector("timeout="+ns).ReconcilerOptions(reconciler.WithTimeout(300*time.Millisecond)))
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slow", Labels: map[string]string{"timeout": ns}}}
 	if err := cluster.Client().Create(t.Context(), w); err != nil {
 		t.Fatal(err)

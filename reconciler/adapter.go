@@ -31,19 +31,15 @@ import (
 // without noise, since re-reading the newer object is the whole remedy.
 const quietConflicts = 3
 
-// Adapter runs a [Reconciler] as a controller-runtime reconcile.Reconciler:
-// it reads the object, runs the finalizer protocol and the user's code under
-// a deadline with panics recovered, maintains kstatus conditions, and
-// records metrics, a span and events. Use it with controller-runtime's own
-// builder (with [Adapter.RateLimiter] as the controller's rate limiter), or
-// let kopgo's controller.Builder create it.
-type Adapter[T client.Object] struct {
+// adapter runs a [Reconciler] as a controller-runtime reconcile.Reconciler
+// ([NewAdapter]).
+type adapter[T client.Object] struct {
 	name      string
 	kind      string
 	proto     T
 	r         Reconciler[T]
 	env       *Env
-	o         Options
+	o         options
 	finalizer string
 	limiter   *rateLimiter
 
@@ -52,9 +48,49 @@ type Adapter[T client.Object] struct {
 	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
 }
 
-// New returns the Adapter that runs r for objects of type T under the
-// controller name.
-func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option) (*Adapter[T], error) {
+// NewAdapter returns the Adapter that runs r for objects of type T under
+// the controller name, as a controller-runtime reconcile.Reconciler: it
+// reads the object, runs the finalizer protocol and r under a deadline with
+// panics recovered, maintains kstatus conditions, and records metrics, a
+// span and events (see the package documentation). Errors are of Kind
+// Config.
+//
+// kopgo's controller.Builder calls it, in its own manager (Run) or in
+// yours (Setup): the usual way. With controller-runtime's builder, the
+// controller must use the returned rate limiter for the Adapter's outcomes
+// to take effect:
+//
+//	adapter, limiter, err := reconciler.NewAdapter[*v1.WebApp]("webapp", env, &WebApp{})
+//	...
+//	err = ctrl.NewControllerManagedBy(mgr).For(&v1.WebApp{}).
+//		WithOptions(controller.Options{RateLimiter: limiter}).
+//		Complete(adapter)
+//
+// The limiter is controller-runtime's default schedule, per-object
+// exponential backoff (5 ms doubling to 5 minutes) under an overall token
+// bucket (10 per second, bursts of 100), except that
+//   - a delay the reconciler asked for (koperrors.RequeueAfter(err, d), the
+//     [ErrorPolicy] hook) is used as it is;
+//   - an object whose last failure was the API server being unreachable or
+//     slow (Kind Unavailable or Timeout) waits at most 3 s and bypasses the
+//     bucket, so after an outage every object is tried again within
+//     seconds of the server's return instead of after a backoff that grew
+//     for the whole outage.
+//
+// Under another rate limiter the Adapter still returns every failure as an
+// error, so that limiter's backoff applies instead.
+//
+// The Adapter is returned as the interface controller-runtime consumes
+// (as its reconcile.AsReconciler does): it has nothing else to offer.
+func NewAdapter[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option) (reconcile.Reconciler, workqueue.TypedRateLimiter[reconcile.Request], error) {
+	a, err := newAdapter(name, env, r, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a, a.limiter, nil
+}
+
+func newAdapter[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option) (*adapter[T], error) {
 	if r == nil {
 		return nil, koperrors.Errorf(koperrors.Config, "controller %q: reconciler is nil", name)
 	}
@@ -80,7 +116,7 @@ func New[T client.Object](name string, env *Env, r Reconciler[T], opts ...Option
 			return nil, err
 		}
 	}
-	a := &Adapter[T]{
+	a := &adapter[T]{
 		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, env: env, o: o,
 		limiter:   newRateLimiter(),
 		conflicts: map[reconcile.Request]int{},
@@ -108,29 +144,6 @@ func usesFinalizer[T client.Object](r Reconciler[T]) bool {
 	return true
 }
 
-// RateLimiter returns the retry schedule the Adapter's controller must use
-// for its outcomes to take effect: per-object exponential backoff (5 ms
-// doubling to 5 minutes) under an overall token bucket (10 per second,
-// bursts of 100), as controller-runtime's default, except that
-//   - a delay the reconciler asked for (koperrors.RequeueAfter(err, d), the
-//     [ErrorPolicy] hook) is used as it is;
-//   - an object whose last failure was the API server being unreachable or
-//     slow (Kind Unavailable or Timeout) waits at most 3 s and bypasses the
-//     bucket, so after an outage every object is tried again within
-//     seconds of the server's return instead of after a backoff that grew
-//     for the whole outage.
-//
-// kopgo's controller.Builder installs it. With controller-runtime's
-// builder, pass it yourself:
-//
-//	ctrl.NewControllerManagedBy(mgr).For(&v1.WebApp{}).
-//		WithOptions(controller.Options{RateLimiter: adapter.RateLimiter()}).
-//		Complete(adapter)
-//
-// Under another rate limiter the Adapter still returns every failure as an
-// error, so that limiter's backoff applies instead.
-func (a *Adapter[T]) RateLimiter() workqueue.TypedRateLimiter[reconcile.Request] { return a.limiter }
-
 // Reconcile implements reconcile.Reconciler.
 //
 // What controller-runtime receives agrees with what kopgo records: nil on
@@ -138,7 +151,7 @@ func (a *Adapter[T]) RateLimiter() workqueue.TypedRateLimiter[reconcile.Request]
 // the API server) as a terminal error; every other failure, a conflict that
 // persists, a timeout, a panic and a status write that failed included, as
 // an error, so its metrics count it and its rate limiter backs off.
-func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (a *adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 	start := time.Now()
 	if a.stillRunning(req) {
 		// A call abandoned at its deadline still holds the object: never run
@@ -176,7 +189,7 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if setter, ok := any(obj).(status.Setter); ok && !o.skipStatus && a.writesStatus(ctx, result, o.err) {
 		// The user's deadline may have passed; keep a short window to
 		// record the outcome.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.StatusWindow)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), a.o.StatusTimeout)
 		serr := a.updateStatus(wctx, setter, o, result)
 		cancel()
 		if serr != nil {
@@ -198,7 +211,7 @@ func (a *Adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // retried quietly writes nothing (the next attempt will), and neither does
 // a reconcile cut short by shutdown: the next leader redoes it, and a
 // "context canceled" in Ready would be a lie about the object.
-func (a *Adapter[T]) writesStatus(ctx context.Context, result observability.Result, err error) bool {
+func (a *adapter[T]) writesStatus(ctx context.Context, result observability.Result, err error) bool {
 	if result == observability.ResultConflict {
 		return false
 	}
@@ -215,7 +228,7 @@ type outcome struct {
 }
 
 // run performs the finalizer protocol and the user's Reconcile or Cleanup.
-func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outcome {
+func (a *adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outcome {
 	var o outcome
 	deleting := kopmeta.IsBeingDeleted(obj)
 	if deleting && (a.finalizer == "" || !finalizers.Has(obj, a.finalizer)) {
@@ -255,7 +268,7 @@ func (a *Adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outc
 
 // decide maps the outcome to a metrics result, a controller-runtime result
 // and the error controller-runtime should see.
-func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, err error) (observability.Result, reconcile.Result, error) {
+func (a *adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, err error) (observability.Result, reconcile.Result, error) {
 	logger := log.FromContext(ctx)
 	conflicts := a.countConflict(req, err)
 	var p *panicError
@@ -303,7 +316,7 @@ func (a *Adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, e
 // fail returns a failure to controller-runtime: as an error, so that its
 // metrics count it and the rate limiter backs off, with the delay the
 // reconciler or its ErrorPolicy asked for handed to the rate limiter.
-func (a *Adapter[T]) fail(req reconcile.Request, obj T, err error) (reconcile.Result, error) {
+func (a *adapter[T]) fail(req reconcile.Request, obj T, err error) (reconcile.Result, error) {
 	d, ok := koperrors.RequeueAfterOf(err)
 	if p, has := a.r.(ErrorPolicy[T]); has && !ok {
 		if pd := p.RetryAfter(obj, err); pd > 0 {
@@ -325,7 +338,7 @@ func terminal(err error) error {
 
 // countConflict counts optimistic-lock conflicts in a row for req and
 // returns the count (0 when err is not one, which resets it).
-func (a *Adapter[T]) countConflict(req reconcile.Request, err error) int {
+func (a *adapter[T]) countConflict(req reconcile.Request, err error) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if koperrors.KindOf(err) != koperrors.Conflict {
@@ -348,7 +361,7 @@ func (a *Adapter[T]) countConflict(req reconcile.Request, err error) int {
 // cannot tell "set again to the same value" from "left alone". A condition
 // whose status did not move keeps its lastTransitionTime, whatever
 // happened to it during the reconcile.
-func (a *Adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outcome, result observability.Result) error {
+func (a *adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outcome, result observability.Result) error {
 	if o.patcher == nil || o.abandoned {
 		// A fresh copy: nothing the user did to it.
 		o.patcher = status.NewPatcher(obj)

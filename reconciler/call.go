@@ -25,8 +25,8 @@ const abandonedPoll = time.Second
 // A call that ignores its context is not waited for past its deadline plus
 // [abandonGrace]: it is left running (abandoned = true), the worker is
 // freed for other objects, and req is marked so that the object is not
-// reconciled again until that call returns (see [Adapter.stillRunning]).
-func (a *Adapter[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) error) (abandoned bool, err error) {
+// reconciled again until that call returns (see [adapter.stillRunning]).
+func (a *adapter[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) error) (abandoned bool, err error) {
 	cctx, cancel := ctx, context.CancelFunc(func() {})
 	if a.o.Timeout > 0 {
 		cctx, cancel = context.WithTimeout(ctx, a.o.Timeout)
@@ -65,7 +65,7 @@ func (a *Adapter[T]) call(ctx context.Context, req reconcile.Request, f func(con
 
 // abandon records that a call for req is still running and forgets it when
 // it returns.
-func (a *Adapter[T]) abandon(ctx context.Context, req reconcile.Request, done <-chan error, cancel context.CancelFunc) {
+func (a *adapter[T]) abandon(ctx context.Context, req reconcile.Request, done <-chan error, cancel context.CancelFunc) {
 	finished := make(chan struct{})
 	a.mu.Lock()
 	a.abandoned[req] = finished
@@ -84,7 +84,7 @@ func (a *Adapter[T]) abandon(ctx context.Context, req reconcile.Request, done <-
 }
 
 // stillRunning reports whether an abandoned call for req has not returned.
-func (a *Adapter[T]) stillRunning(req reconcile.Request) bool {
+func (a *adapter[T]) stillRunning(req reconcile.Request) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	_, ok := a.abandoned[req]

@@ -2,129 +2,66 @@ package reconciler
 
 import (
 	"cmp"
+	"reflect"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-
-	koperrors "github.com/kopgo/kopgo/errors"
-	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
-// Children are the observed children of one parent, by kind, as [Sync]
-// hands them to a [SyncFunc]. The objects are copies the sync function may
-// read (changing them changes nothing in the cluster). The zero value holds
-// no children.
+// Children are the observed children of one parent, as [Sync] hands them to
+// its sync function: the objects of every declared kind, by kind in the
+// order declared, then by namespace and name. The objects are copies the
+// sync function may read (changing them changes nothing in the cluster).
+// Use Get and List, or range over them.
 //
-// Typed child kinds are read back typed (*appsv1.Deployment); use
-// [ChildOf] and [ChildrenOf] for them, or Get and List with an example
-// object of the kind (needed for unstructured kinds).
-type Children struct {
-	scheme *runtime.Scheme
-	byKind map[schema.GroupKind][]client.Object
-}
+// A child of a kind declared typed (&appsv1.Deployment{}) is read back
+// typed, so Get's result asserts to the Go type:
+//
+//	dep, ok := observed.Get(&appsv1.Deployment{}, app.Name).(*appsv1.Deployment)
+//
+// A unit test of a sync function builds its Children as a slice:
+// reconciler.Children{dep, svc}.
+type Children []client.Object
 
-// NewChildren returns the Children holding objs, grouped by the kinds the
-// scheme (or, for unstructured objects, their apiVersion and kind) gives
-// them: for unit tests of a SyncFunc. Errors are of Kind Invalid.
-func NewChildren(scheme *runtime.Scheme, objs ...client.Object) (Children, error) {
-	c := Children{scheme: scheme, byKind: map[schema.GroupKind][]client.Object{}}
-	for _, o := range objs {
-		gvk, err := apiutil.GVKForObject(o, scheme)
-		if err != nil {
-			return Children{}, koperrors.WrapKind(koperrors.Invalid, err, "add child", kopmeta.RefOf(o))
-		}
-		c.byKind[gvk.GroupKind()] = append(c.byKind[gvk.GroupKind()], o)
-	}
-	for gk, objs := range c.byKind {
-		c.byKind[gk] = sortByKey(objs)
-	}
-	return c, nil
-}
-
-// List returns the observed children of kind's kind (an example object,
-// such as &corev1.Service{}), ordered by namespace and name, or nil.
+// List returns the observed children of kind's kind, ordered by namespace
+// and name, or nil. kind is an example object of the Go type the kind was
+// declared with: a typed one (&corev1.Service{}), or an
+// *unstructured.Unstructured with its apiVersion and kind set.
 func (c Children) List(kind client.Object) []client.Object {
-	gk, ok := c.groupKind(kind)
-	if !ok {
-		return nil
+	var out []client.Object
+	for _, o := range c {
+		if sameKind(kind, o) {
+			out = append(out, o)
+		}
 	}
-	return slices.Clone(c.byKind[gk])
+	return sortByKey(out)
 }
 
-// Get returns the observed child of kind's kind with this name, or nil. For
-// a cluster-scoped parent whose children of one kind live in several
-// namespaces, use List.
+// Get returns the observed child of kind's kind (as in List) with this
+// name, or nil. For a cluster-scoped parent whose children of one kind live
+// in several namespaces, use List.
 func (c Children) Get(kind client.Object, name string) client.Object {
-	gk, ok := c.groupKind(kind)
-	if !ok {
-		return nil
-	}
-	for _, o := range c.byKind[gk] {
-		if o.GetName() == name {
+	for _, o := range c {
+		if o.GetName() == name && sameKind(kind, o) {
 			return o
 		}
 	}
 	return nil
 }
 
-// Len returns the number of observed children of every kind.
-func (c Children) Len() int {
-	n := 0
-	for _, objs := range c.byKind {
-		n += len(objs)
+// sameKind reports whether obj is of example's kind: the same Go type, and
+// for unstructured objects the same group and kind.
+func sameKind(example, obj client.Object) bool {
+	if example == nil || obj == nil || reflect.TypeOf(example) != reflect.TypeOf(obj) {
+		return false
 	}
-	return n
-}
-
-func (c Children) groupKind(kind client.Object) (schema.GroupKind, bool) {
-	if kind == nil || c.byKind == nil {
-		return schema.GroupKind{}, false
+	u, ok := example.(runtime.Unstructured)
+	if !ok {
+		return true
 	}
-	if u, ok := kind.(runtime.Unstructured); ok {
-		gvk := u.GetObjectKind().GroupVersionKind()
-		return gvk.GroupKind(), gvk.Kind != ""
-	}
-	if c.scheme == nil {
-		return schema.GroupKind{}, false
-	}
-	gvk, err := apiutil.GVKForObject(kind, c.scheme)
-	return gvk.GroupKind(), err == nil
-}
-
-// ChildOf returns the observed child of Go type C (such as
-// *appsv1.Deployment) with this name, and whether there is one:
-//
-//	dep, ok := reconciler.ChildOf[*appsv1.Deployment](observed, app.Name)
-//
-// For unstructured kinds use [Children.Get].
-func ChildOf[C client.Object](c Children, name string) (C, bool) {
-	for _, objs := range c.byKind {
-		for _, o := range objs {
-			if t, ok := o.(C); ok && o.GetName() == name {
-				return t, true
-			}
-		}
-	}
-	var zero C
-	return zero, false
-}
-
-// ChildrenOf returns the observed children of Go type C, ordered by
-// namespace and name. For unstructured kinds use [Children.List].
-func ChildrenOf[C client.Object](c Children) []C {
-	var out []C
-	for _, objs := range c.byKind {
-		for _, o := range objs {
-			if t, ok := o.(C); ok {
-				out = append(out, t)
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b C) int { return compareKey(a, b) })
-	return out
+	want := u.GetObjectKind().GroupVersionKind().GroupKind()
+	return want.Kind != "" && obj.GetObjectKind().GroupVersionKind().GroupKind() == want
 }
 
 func sortByKey(objs []client.Object) []client.Object {

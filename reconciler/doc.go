@@ -17,8 +17,9 @@
 //		return nil
 //	}
 //
-// Run it with kopgo's controller.Builder, or inside an existing manager with
-// controller-runtime's builder: [New] returns a reconcile.Reconciler.
+// Run it with kopgo's controller.Builder, in a manager of its own or in
+// yours; [NewAdapter] returns the reconcile.Reconciler the Builder runs, for
+// controller-runtime's builder.
 //
 // # Why an Env beside the object
 //
@@ -53,12 +54,12 @@
 //     write; the fourth in a row is a failure like any other below.
 //   - Any other error (AlreadyExists included): Ready=False,
 //     Reconciling=True, retried with exponential backoff, or per the
-//     [ErrorPolicy] hook ([FixedRequeue] for a fixed delay).
+//     [ErrorPolicy] hook (a fixed delay is one line).
 //   - A panic: recovered, logged with its stack, counted, and that object's
 //     error; other objects are not affected.
-//   - Past [Options.Timeout]: the reconcile's context is cancelled; the
-//     reconcile counts as a Timeout error, and the [Options.StatusWindow]
-//     after it is used to say so in Ready=False. A reconcile that ignores
+//   - Past its deadline ([WithTimeout]): the reconcile's context is
+//     cancelled; the reconcile counts as a Timeout error, and the status
+//     write after it ([WithStatusTimeout]) says so in Ready=False. A reconcile that ignores
 //     its cancellation is waited for one more second, then left running:
 //     its worker takes other objects, and its object is not reconciled
 //     again until that call returns.
@@ -69,7 +70,8 @@
 // kopgo_reconcile_errors_total and its rate limiter backs off. Delays a
 // reconciler asks for, and a quick retry after the API server was away
 // (failures of Kind Unavailable or Timeout back off at most 3 s), need the
-// controller to use [Adapter.RateLimiter]; kopgo's Builder does.
+// controller to use the rate limiter [NewAdapter] returns; kopgo's Builder
+// does.
 //
 // Status is written through status.Patcher: once, only when it changed, so
 // status writes never feed an endless loop. A condition whose status did
@@ -81,7 +83,7 @@
 // # Shutdown
 //
 // When the controller stops (SIGTERM), reconciles in flight keep their
-// context for [Options.Drain] (the Builder derives it from its
+// context for a while ([WithDrain]; the Builder derives it from its
 // graceful-shutdown window) and their outcome is recorded. A reconcile cut
 // short by shutdown writes nothing into status: the next leader redoes it.
 //
@@ -99,12 +101,13 @@
 // # Declarative children
 //
 // [Sync] is Metacontroller's and roperator's style as a Reconciler: a
-// [SyncFunc] receives the parent and its observed [Children] and returns the
+// sync function receives the parent and its observed [Children] and returns the
 // children it wants (setting the parent's status as it likes); Sync sets
 // their controller references and owner label, applies them with
 // Env.Applier and, once every desired child is in place, prunes the observed
 // children no longer returned. An unchanged parent costs no request. A
-// SyncFunc talks to no API server, so it is unit-tested with [NewChildren]:
+// sync function talks to no API server, so it is unit-tested with a
+// [Children] slice built by hand:
 //
 //	r := reconciler.Sync([]client.Object{&appsv1.Deployment{}, &corev1.Service{}},
 //		func(ctx context.Context, echo *v1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
@@ -124,7 +127,7 @@
 //     [UpdateStrategy] ([Recreate] when the server refuses an immutable
 //     change, [OnDelete]), [DependsOn] (apply only once other children are
 //     ready), [AdoptOrphans].
-//   - Unless the SyncFunc sets them, the parent's conditions summarise the
+//   - Unless the sync function sets them, the parent's conditions summarise the
 //     children's readiness: Reconciling while one rolls out or waits,
 //     Ready=False naming a failed one, Ready=True when all are current.
 //   - One event per reconcile names what changed.

@@ -2,10 +2,16 @@ package reconciler_test
 
 import (
 	"fmt"
+	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/kopgo/kopgo/apply"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
 )
 
 // counterValue is a Collector exposing one series of a gathered counter
@@ -51,4 +57,23 @@ type recorder struct{}
 func (recorder) Normal(_ runtime.Object, reason, _, note string) { fmt.Println("event:", reason, note) }
 func (recorder) Warning(_ runtime.Object, reason, _, note string) {
 	fmt.Println("warning:", reason, note)
+}
+
+// envFromManager is the Env kopgo's Builder gives a reconciler: mgr's
+// clients and scheme, and an Applier on its cache.
+func envFromManager(tb testing.TB, mgr manager.Manager, fieldOwner string, recorder observability.Recorder) *reconciler.Env {
+	tb.Helper()
+	applier, err := apply.New(mgr.GetConfig(), fieldOwner,
+		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
+		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if recorder == nil {
+		recorder = observability.Nop{}
+	}
+	return &reconciler.Env{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
+	}
 }

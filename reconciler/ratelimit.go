@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// The retry schedule of [Adapter.RateLimiter].
+// The retry schedule of the rate limiter [NewAdapter] returns.
 const (
 	backoffBase = 5 * time.Millisecond
 	backoffMax  = 5 * time.Minute

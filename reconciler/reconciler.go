@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/observability"
@@ -40,27 +39,29 @@ type Finalizer[T client.Object] interface {
 
 // ErrorPolicy is an optional hook that chooses when a failed reconcile is
 // retried. Return 0 for controller-runtime's exponential backoff (the
-// default without the hook). [FixedRequeue] is the common policy.
+// default without the hook). A fixed delay is one line:
+//
+//	func (WebApp) RetryAfter(*v1.WebApp, error) time.Duration { return 30 * time.Second }
 type ErrorPolicy[T client.Object] interface {
 	RetryAfter(obj T, err error) time.Duration
 }
 
-// FixedRequeue is an ErrorPolicy that retries every failure after a fixed
-// delay. Embed it in a reconciler:
-//
-//	type WebApp struct{ reconciler.FixedRequeue[*v1.WebApp] }
-//	...
-//	r := &WebApp{FixedRequeue: reconciler.FixedRequeue[*v1.WebApp]{After: 30 * time.Second}}
-type FixedRequeue[T client.Object] struct {
-	// After is the delay before a retry.
-	After time.Duration
-}
-
-// RetryAfter implements [ErrorPolicy].
-func (f FixedRequeue[T]) RetryAfter(T, error) time.Duration { return f.After }
-
 // Env is what a Reconciler acts with, passed beside the object on every
-// call (see the package documentation for why).
+// call (see the package documentation for why). kopgo's controller Builder
+// builds it from the manager. For [NewAdapter] with a manager of your own,
+// fill it from the manager (GetClient, GetAPIReader, GetScheme) and give it
+// an Applier made with apply.New on the manager's config, cache, HTTP
+// client and REST mapper.
+//
+// The Applier reads the live object from its cache to skip unchanged
+// applies. For a kind the manager does not watch yet, that read starts a
+// cluster-wide informer, which holds every object of the kind in memory and
+// needs list and watch permission on it. The Builder avoids this by letting
+// the Applier read only the kinds the controller watches (other kinds are
+// applied without a read: one request each). With your own manager, either
+// watch the kinds you apply, give the Applier a cache reader of your
+// choice, or set the manager's cache option ReaderFailOnMissingInformer,
+// under which the Applier applies kinds it cannot read.
 type Env struct {
 	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
@@ -75,41 +76,6 @@ type Env struct {
 	Scheme *runtime.Scheme
 	// Applier server-side applies children as FieldOwner, reading the
 	// manager's cache so that an unchanged apply sends nothing. Nil in an Env
-	// built by hand unless set.
+	// built by hand unless set (apply.New).
 	Applier *apply.Applier
-}
-
-// EnvFromManager returns the Env of a controller-runtime manager: its cached
-// client, its API reader, its scheme, the given recorder (Nop if nil) and
-// field owner, and an Applier for that field owner that shares the manager's
-// cache, HTTP client and REST mapper. applyOpts are added to the Applier's
-// options (apply.WithMetrics, for one). The error is of Kind Config (an empty
-// field owner).
-//
-// The Applier reads the live object from the manager's cache to skip
-// unchanged applies. For a kind the manager does not watch yet, that read
-// starts a cluster-wide informer, which holds every object of the kind in
-// memory and needs list and watch permission on it. kopgo's Builder avoids
-// this by letting the Applier read only the kinds the controller watches
-// (other kinds are applied without a read: one request each). With your own
-// manager, either watch the kinds you apply, pass apply.WithCache with a
-// reader of your choice, or set the manager's cache option
-// ReaderFailOnMissingInformer, under which the Applier applies kinds it
-// cannot read.
-func EnvFromManager(mgr manager.Manager, fieldOwner string, recorder observability.Recorder, applyOpts ...apply.ApplierOption) (*Env, error) {
-	if recorder == nil {
-		recorder = observability.Nop{}
-	}
-	opts := append([]apply.ApplierOption{
-		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()),
-	}, applyOpts...)
-	applier, err := apply.New(mgr.GetConfig(), fieldOwner, opts...)
-	if err != nil {
-		return nil, err
-	}
-	return &Env{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
-	}, nil
 }

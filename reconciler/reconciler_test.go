@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -38,7 +39,8 @@ func TestMain(m *testing.M) {
 type harness struct {
 	t       *testing.T
 	w       *widget.Widget
-	adapter *reconciler.Adapter[*widget.Widget]
+	adapter reconcile.Reconciler
+	limiter workqueue.TypedRateLimiter[reconcile.Request]
 	reg     *prometheus.Registry
 	events  *observability.FakeRecorder
 }
@@ -56,11 +58,11 @@ func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...r
 	}
 	events := &observability.FakeRecorder{}
 	env := &reconciler.Env{Client: cluster.Client(), Reader: cluster.Client(), Recorder: events, FieldOwner: "test-controller", Scheme: cluster.Scheme()}
-	a, err := reconciler.New[*widget.Widget]("widgets", env, r, append([]reconciler.Option{reconciler.WithMetrics(m)}, opts...)...)
+	a, limiter, err := reconciler.NewAdapter[*widget.Widget]("widgets", env, r, append([]reconciler.Option{reconciler.WithMetrics(m)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, w: w, adapter: a, reg: reg, events: events}
+	return &harness{t: t, w: w, adapter: a, limiter: limiter, reg: reg, events: events}
 }
 
 func (h *harness) reconcile() (reconcile.Result, error) {
@@ -180,7 +182,7 @@ func TestErrorsAndMarkers(t *testing.T) {
 			case tt.crErr == "" && res.RequeueAfter != tt.after:
 				t.Errorf("Reconcile = %+v, want RequeueAfter %s", res, tt.after)
 			case tt.crErr == "error" && tt.after > 0:
-				if d := h.adapter.RateLimiter().When(h.req()); d != tt.after {
+				if d := h.limiter.When(h.req()); d != tt.after {
 					t.Errorf("next attempt after %s, want %s", d, tt.after)
 				}
 			}
@@ -300,22 +302,22 @@ func TestFinalizerProtocol(t *testing.T) {
 	}
 }
 
-// fixed uses the FixedRequeue error policy.
-type fixed struct {
-	reconciler.FixedRequeue[*widget.Widget]
-}
+// fixed has a fixed-delay error policy.
+type fixed struct{}
+
+func (fixed) RetryAfter(*widget.Widget, error) time.Duration { return 30 * time.Second }
 
 func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
 	return errors.New("always failing")
 }
 
-func TestFixedRequeuePolicy(t *testing.T) {
-	h := newHarness(t, fixed{reconciler.FixedRequeue[*widget.Widget]{After: 30 * time.Second}})
+func TestErrorPolicy(t *testing.T) {
+	h := newHarness(t, fixed{})
 	_, err := h.reconcile()
 	if err == nil {
 		t.Error("a failure handled by the policy reached controller-runtime as a success")
 	}
-	if d := h.adapter.RateLimiter().When(h.req()); d != 30*time.Second {
+	if d := h.limiter.When(h.req()); d != 30*time.Second {
 		t.Errorf("next attempt after %s, want the policy's 30s", d)
 	}
 	if h.count("error") != 1 {
@@ -323,16 +325,16 @@ func TestFixedRequeuePolicy(t *testing.T) {
 	}
 }
 
-func TestNewRejectsMistakes(t *testing.T) {
+func TestNewAdapterRejectsMistakes(t *testing.T) {
 	env := &reconciler.Env{Client: cluster.Client(), Scheme: cluster.Scheme()}
-	if _, err := reconciler.New[*widget.Widget]("x", env, nil); koperrors.KindOf(err) != koperrors.Config {
+	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", env, nil); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil reconciler: %v", err)
 	}
-	if _, err := reconciler.New[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
+	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil env: %v", err)
 	}
 	empty := &reconciler.Env{Client: cluster.Client(), Scheme: runtime.NewScheme()}
-	if _, err := reconciler.New[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
+	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("kind not in scheme: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
 
@@ -25,31 +26,29 @@ import (
 	"github.com/kopgo/kopgo/status"
 )
 
-// SyncFunc computes the children a parent wants from the parent and the
-// children it has (Metacontroller's and roperator's sync hook). It does not
-// talk to the API server: [Sync] reads the observed children, applies what
-// it returns and deletes what it no longer returns.
+// Sync returns a [Reconciler] that runs the sync function fn declaratively
+// for parents of type T, owning children of the kinds in childKinds (one
+// example object per kind, such as &appsv1.Deployment{}, or an
+// *unstructured.Unstructured with its apiVersion and kind set; an example
+// wrapped in [Child] sets the defaults of its kind).
 //
-// It may set the parent's status (fields and conditions): the [Adapter]
-// writes status after Reconcile returns, once and only if it changed.
-// Conditions set here stand (Reconciling while a child rolls out, a True
-// Ready with its own reason); without them a successful sync is Ready=True.
-// Changes to anything but the parent's status are not written.
+// fn computes the children a parent wants from the parent and the children
+// it has (Metacontroller's and roperator's sync hook). It does not talk to
+// the API server: Sync reads the observed children, applies what it returns
+// and deletes what it no longer returns. It may set the parent's status
+// (fields and conditions): the Adapter ([NewAdapter]) writes status after
+// Reconcile returns, once and only if it changed. Conditions set here stand
+// (Reconciling while a child rolls out, a True Ready with its own reason);
+// without them a successful sync is Ready=True. Changes to anything but the
+// parent's status are not written. A desired child of a namespaced kind
+// without a namespace is put in the parent's namespace; its owner reference
+// and owner label are set by Sync. An error stops the sync: nothing is
+// applied or pruned. The one exception is a plain request to come back
+// later, koperrors.RequeueAfter(nil, d) (Metacontroller's
+// resyncAfterSeconds): the desired children are synced and the parent is
+// reconciled again after d.
 //
-// A desired child of a namespaced kind without a namespace is put in the
-// parent's namespace. Its owner reference and owner label are set by Sync.
-//
-// An error stops the sync: nothing is applied or pruned. The one exception
-// is a plain request to come back later, koperrors.RequeueAfter(nil, d)
-// (Metacontroller's resyncAfterSeconds): the desired children are synced
-// and the parent is reconciled again after d.
-type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Children) (desired []client.Object, err error)
-
-// Sync returns a [Reconciler] that runs fn declaratively for parents of type
-// T, owning children of the kinds in childKinds (one example object per
-// kind, such as &appsv1.Deployment{}, or an *unstructured.Unstructured with
-// its apiVersion and kind set; an example wrapped in [Child] sets the
-// defaults of its kind). Each Reconcile:
+// Each Reconcile:
 //
 //  1. lists the observed children: the objects of each declared kind, in the
 //     parent's namespace, carrying the parent's owner label and controlled by
@@ -200,10 +199,9 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 //
 // The sync function gets no Env: like roperator's and Metacontroller's hooks
 // it is a pure function of the parent and its children, so it is unit-tested
-// without a cluster ([NewChildren]); a sync that must read something else
-// can wrap the Syncer in a [Func]. Children come back typed through the
-// scheme ([ChildOf], [ChildrenOf]) rather than as JSON, since Go operators
-// hold typed objects. Per-child options travel in a wrapper ([Child]) rather
+// without a cluster (its observed [Children] are a plain slice); a sync that
+// must read something else can wrap the Syncer in a [Func]. Children come
+// back typed rather than as JSON, since Go operators hold typed objects. Per-child options travel in a wrapper ([Child]) rather
 // than in annotations, which would reach the API server. Mistakes in the
 // desired set are Terminal: the same code computes the same set again, so
 // retrying only repeats the error, while Stalled=True shows it on the
@@ -212,7 +210,7 @@ type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Chil
 // neither. Sync returns the concrete *Syncer (kopgo returns concrete types);
 // it never panics: its own mistakes (no kinds, a nil function, a finalize
 // function for another type) are Terminal Config errors of every Reconcile.
-func Sync[T client.Object](childKinds []client.Object, fn SyncFunc[T], opts ...SyncOption) *Syncer[T] {
+func Sync[T client.Object](childKinds []client.Object, fn func(ctx context.Context, parent T, observed Children) (desired []client.Object, err error), opts ...SyncOption) *Syncer[T] {
 	s := &Syncer[T]{fn: fn}
 	for _, k := range childKinds {
 		obj, o := unwrapChild(k)
@@ -238,43 +236,52 @@ func Sync[T client.Object](childKinds []client.Object, fn SyncFunc[T], opts ...S
 type Syncer[T client.Object] struct {
 	kinds     []client.Object
 	kindOpts  []ChildOptions
-	fn        SyncFunc[T]
+	fn        func(context.Context, T, Children) ([]client.Object, error)
 	finalize  func(context.Context, T, Children) error
 	configErr error
-	opts      SyncOptions
+	opts      syncOptions
+
+	// resolved caches the declared kinds as resolved for one Env (their
+	// GVKs and scopes: a RESTMapper lookup each), so that a reconcile does
+	// not look them up again. Dropped when a list of children fails, which
+	// a kind that is no longer served (its CRD deleted) makes it do.
+	resolved atomic.Pointer[resolvedKinds]
 }
 
-// SyncOptions configure [Sync]. Every field has a working default.
-type SyncOptions struct {
-	// OwnerLabel is the key of the label naming the parent on every child.
-	// Default: see "Owner label" in [Sync].
+// resolvedKinds are a Syncer's declared kinds resolved for env.
+type resolvedKinds struct {
+	env   *Env
+	kinds []childKind
+}
+
+// SyncOption configures [Sync].
+type SyncOption func(*syncOptions)
+
+// syncOptions are Sync's settings.
+type syncOptions struct {
 	OwnerLabel string
-	// Apply are options of every child's apply, after apply.Force(true):
-	// apply.Force(false) shares fields with other field managers instead of
-	// taking them back (see "Drift" in [Sync]).
-	Apply []apply.ApplyOption
-	// Prune are the options of the deletion of children no longer desired
-	// and of children being recreated, such as
-	// gc.Propagation(metav1.DeletePropagationForeground).
-	Prune []gc.Option
+	Apply      []apply.ApplyOption
+	Prune      []gc.Option
 
 	finalize any // see WithFinalize
 }
 
-// SyncOption configures [Sync].
-type SyncOption func(*SyncOptions)
+// WithOwnerLabel sets the key of the label naming the parent on every
+// child. Default: see "Owner label" in [Sync].
+func WithOwnerLabel(key string) SyncOption { return func(o *syncOptions) { o.OwnerLabel = key } }
 
-// WithOwnerLabel sets [SyncOptions.OwnerLabel].
-func WithOwnerLabel(key string) SyncOption { return func(o *SyncOptions) { o.OwnerLabel = key } }
-
-// WithApplyOptions adds to [SyncOptions.Apply].
+// WithApplyOptions adds options to every child's apply, after
+// apply.Force(true): apply.Force(false) shares fields with other field
+// managers instead of taking them back (see "Drift" in [Sync]).
 func WithApplyOptions(opts ...apply.ApplyOption) SyncOption {
-	return func(o *SyncOptions) { o.Apply = append(o.Apply, opts...) }
+	return func(o *syncOptions) { o.Apply = append(o.Apply, opts...) }
 }
 
-// WithPruneOptions adds to [SyncOptions.Prune].
+// WithPruneOptions adds options to the deletion of children no longer
+// desired and of children being recreated, such as
+// gc.Propagation(metav1.DeletePropagationForeground).
 func WithPruneOptions(opts ...gc.Option) SyncOption {
-	return func(o *SyncOptions) { o.Prune = append(o.Prune, opts...) }
+	return func(o *syncOptions) { o.Prune = append(o.Prune, opts...) }
 }
 
 // childKind is one declared child kind, resolved against the scheme and the
@@ -297,6 +304,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 	}
 	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
+		s.resolved.Store(nil) // look the kinds up again next time
 		return fail(err)
 	}
 
@@ -353,7 +361,7 @@ func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
 	}
 	if env == nil || env.Client == nil || env.Scheme == nil || env.Applier == nil {
 		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config,
-			"env needs a client, a scheme and an applier (build it with EnvFromManager)"))
+			"env needs a client, a scheme and an applier"))
 	}
 	if parent.GetUID() == "" {
 		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "parent has no UID: it must be read from the API server"))
@@ -379,8 +387,34 @@ func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
 func (s *Syncer[T]) ChildKinds() []client.Object { return slices.Clone(s.kinds) }
 
 // resolveKinds maps the declared child kinds to GVKs and scopes, refusing
-// what a parent of this scope cannot own.
+// what a parent of this scope cannot own. The kinds are looked up once per
+// Env (see the Syncer's resolved field); the slice returned is shared,
+// read only.
 func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
+	var kinds []childKind
+	if c := s.resolved.Load(); c != nil && c.env == env {
+		kinds = c.kinds
+	} else {
+		var err error
+		if kinds, err = s.lookUpKinds(env); err != nil {
+			return nil, err
+		}
+		s.resolved.Store(&resolvedKinds{env: env, kinds: kinds})
+	}
+	if parent.GetNamespace() != "" {
+		for _, k := range kinds {
+			if !k.namespaced {
+				return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+					"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", k.gvk.GroupKind()))
+			}
+		}
+	}
+	return kinds, nil
+}
+
+// lookUpKinds resolves the declared kinds against env's scheme and REST
+// mapper.
+func (s *Syncer[T]) lookUpKinds(env *Env) ([]childKind, error) {
 	if len(s.kinds) == 0 {
 		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "no child kinds declared"))
 	}
@@ -409,10 +443,6 @@ func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
 			// keeps its own kind and is retried.
 			return nil, koperrors.Wrap(err, "resolve child kind", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind})
 		}
-		if !namespaced && parent.GetNamespace() != "" {
-			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
-				"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", gvk.GroupKind()))
-		}
 		kinds = append(kinds, childKind{gvk: gvk, example: ex, namespaced: namespaced, defaults: defaults})
 	}
 	return kinds, nil
@@ -438,12 +468,12 @@ func (s *Syncer[T]) ownerLabel(parent T, scheme *runtime.Scheme) (string, error)
 // observe lists the children of each declared kind that carry the parent's
 // label and are controlled by it, as Children and by ref.
 func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string) (Children, map[kopmeta.ObjectRef]client.Object, error) {
-	ch := Children{scheme: env.Scheme, byKind: make(map[schema.GroupKind][]client.Object, len(kinds))}
+	var ch Children
 	byRef := map[kopmeta.ObjectRef]client.Object{}
 	for _, k := range kinds {
 		list, err := s.listChildren(ctx, parent, env, k, labelKey)
 		if err != nil {
-			return Children{}, nil, koperrors.Wrap(err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind, Namespace: parent.GetNamespace()})
+			return nil, nil, koperrors.Wrap(err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind, Namespace: parent.GetNamespace()})
 		}
 		objs := []client.Object{}
 		err = apimeta.EachListItem(list, func(o runtime.Object) error {
@@ -455,9 +485,9 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 			return nil
 		})
 		if err != nil {
-			return Children{}, nil, koperrors.WrapKind(koperrors.Internal, err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind})
+			return nil, nil, koperrors.WrapKind(koperrors.Internal, err, "list children", kopmeta.ObjectRef{Group: k.gvk.Group, Kind: k.gvk.Kind})
 		}
-		ch.byKind[k.gvk.GroupKind()] = sortByKey(objs)
+		ch = append(ch, sortByKey(objs)...)
 	}
 	return ch, byRef, nil
 }

@@ -126,14 +126,6 @@ func (a AdoptOrphans) ApplyToChildOptions(o *ChildOptions) {
 	o.AdoptOrphans, o.set.adopt = bool(a), true
 }
 
-// ApplyToChildOptions implements [ChildOption]: the fields of opts are set
-// (all of them: a ChildOptions is a complete set).
-func (opts *ChildOptions) ApplyToChildOptions(o *ChildOptions) {
-	o.Update, o.AdoptOrphans = opts.Update, opts.AdoptOrphans
-	o.set.update, o.set.adopt = true, true
-	o.DependsOn = append(o.DependsOn, opts.DependsOn...)
-}
-
 // over returns the options of a child of a kind with defaults kind: the
 // child's where given, the kind's otherwise.
 func (opts ChildOptions) over(kind ChildOptions) ChildOptions {

@@ -22,7 +22,7 @@ import (
 func ExampleSync() {
 	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
 		func(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, error) {
-			if _, ok := reconciler.ChildOf[*corev1.ConfigMap](observed, w.Name); ok {
+			if _, ok := observed.Get(&corev1.ConfigMap{}, w.Name).(*corev1.ConfigMap); ok {
 				status.MarkReady(w, "Synced", "config in place")
 			}
 			return []client.Object{&corev1.ConfigMap{
@@ -35,18 +35,15 @@ func ExampleSync() {
 	var _ reconciler.Reconciler[*widget.Widget] = r
 }
 
-// A SyncFunc is a plain function of the parent and its children, so it is
-// unit-tested without a cluster: NewChildren builds the observed children.
-func ExampleNewChildren() {
-	observed, err := reconciler.NewChildren(widget.Scheme(),
+// A sync function is a plain function of the parent and its children, so
+// it is unit-tested without a cluster: the observed Children are a slice.
+func ExampleChildren() {
+	observed := reconciler.Children{
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}},
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
-	)
-	if err != nil {
-		panic(err)
 	}
-	for _, cm := range reconciler.ChildrenOf[*corev1.ConfigMap](observed) {
-		fmt.Println(cm.Name)
+	for _, cm := range observed.List(&corev1.ConfigMap{}) {
+		fmt.Println(cm.GetName())
 	}
 	fmt.Println(observed.Get(&corev1.Secret{}, "a") == nil)
 	// Output:

@@ -31,7 +31,7 @@ import (
 // function (RequeueAfter(nil, d) is "come back later" there too) and of
 // [Finalizer], and it says when to come back, which a boolean cannot.
 func WithFinalize[T client.Object](fn func(ctx context.Context, parent T, observed Children) error) SyncOption {
-	return func(o *SyncOptions) { o.finalize = fn }
+	return func(o *syncOptions) { o.finalize = fn }
 }
 
 // Cleanup implements [Finalizer]: it runs the finalize function given to
@@ -47,6 +47,7 @@ func (s *Syncer[T]) Cleanup(ctx context.Context, parent T, env *Env) error {
 	}
 	observed, _, err := s.observe(ctx, parent, env, kinds, labelKey)
 	if err != nil {
+		s.resolved.Store(nil) // look the kinds up again next time
 		return koperrors.Wrap(err, "finalize", kopmeta.RefOf(parent))
 	}
 	return s.finalize(ctx, parent, observed)

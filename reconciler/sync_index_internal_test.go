@@ -7,11 +7,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/kopgo/kopgo/apply"
 )
 
 // With the controller index, Sync finds a parent's children by the index
@@ -65,7 +68,7 @@ func TestListChildrenUsesTheControllerIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		var names []string
-		for _, o := range observed.byKind[corev1.SchemeGroupVersion.WithKind("Secret").GroupKind()] {
+		for _, o := range observed.List(&corev1.Secret{}) {
 			names = append(names, o.GetName())
 		}
 		if len(names) != 1 || names[0] != "mine" {
@@ -77,5 +80,57 @@ func TestListChildrenUsesTheControllerIndex(t *testing.T) {
 		if !indexed && labelLists != 1 {
 			t.Errorf("without the index: %d lists by label, want 1", labelLists)
 		}
+	}
+}
+
+// namespacedCounter counts the scope lookups (a RESTMapper lookup each)
+// of the client it wraps.
+type namespacedCounter struct {
+	client.Client
+	lookups *int
+}
+
+func (c namespacedCounter) IsObjectNamespaced(obj runtime.Object) (bool, error) {
+	*c.lookups++
+	return c.Client.IsObjectNamespaced(obj)
+}
+
+// Sync looks its declared kinds up once, not on every reconcile, and again
+// after a list of children failed (a kind whose CRD was deleted fails so).
+func TestSyncLooksKindsUpOnce(t *testing.T) {
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	for _, kind := range []string{"Secret", "ConfigMap"} {
+		mapper.Add(corev1.SchemeGroupVersion.WithKind(kind), apimeta.RESTScopeNamespace)
+	}
+	failList := false
+	c := fake.NewClientBuilder().WithScheme(clientgoscheme.Scheme).WithRESTMapper(mapper).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if failList {
+				return &apimeta.NoKindMatchError{GroupKind: corev1.SchemeGroupVersion.WithKind("Secret").GroupKind()}
+			}
+			return c.List(ctx, list, opts...)
+		}}).Build()
+	lookups := 0
+	env := &Env{Client: namespacedCounter{Client: c, lookups: &lookups}, Scheme: clientgoscheme.Scheme, Applier: &apply.Applier{}}
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
+	s := Sync([]client.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
+		func(context.Context, *corev1.ConfigMap, Children) ([]client.Object, error) { return nil, nil })
+	for range 3 {
+		if _, err := s.resolveKinds(parent, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lookups != 2 {
+		t.Errorf("3 resolutions of 2 kinds looked up %d times, want 2", lookups)
+	}
+	failList = true
+	if err := s.Reconcile(t.Context(), parent, env); err == nil {
+		t.Fatal("Reconcile with a failing list = nil")
+	}
+	if _, err := s.resolveKinds(parent, env); err != nil {
+		t.Fatal(err)
+	}
+	if lookups != 4 {
+		t.Errorf("after a failed list: %d lookups, want 4 (looked up again)", lookups)
 	}
 }

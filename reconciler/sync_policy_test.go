@@ -595,13 +595,13 @@ func TestSyncFinalize(t *testing.T) {
 	var calls []int
 	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, h.sync,
 		reconciler.WithFinalize(func(_ context.Context, _ *widget.Widget, observed reconciler.Children) error {
-			calls = append(calls, observed.Len())
+			calls = append(calls, len(observed))
 			if len(calls) < 3 {
 				return koperrors.RequeueAfter(nil, time.Second)
 			}
 			return nil
 		}))
-	a, err := reconciler.New[*widget.Widget]("sync-finalize", h.env, r)
+	a, _, err := reconciler.NewAdapter[*widget.Widget]("sync-finalize", h.env, r)
 	if err != nil {
 		t.Fatal(err)
 	}

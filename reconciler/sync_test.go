@@ -15,6 +15,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -41,7 +42,7 @@ type syncHarness struct {
 	ns      string
 	w       *widget.Widget
 	env     *reconciler.Env
-	adapter *reconciler.Adapter[*widget.Widget]
+	adapter reconcile.Reconciler
 	traffic *testkit.Traffic
 	events  *observability.FakeRecorder
 
@@ -78,16 +79,13 @@ func newSyncHarness(t *testing.T, kinds []client.Object, opts ...reconciler.Sync
 	if !mgr.GetCache().WaitForCacheSync(t.Context()) {
 		t.Fatal("cache did not sync")
 	}
-	h.env, err = reconciler.EnvFromManager(mgr, "sync-test", h.events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h.env = envFromManager(t, mgr, "sync-test", h.events)
 	m, err := observability.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := reconciler.Sync(kinds, h.sync, opts...)
-	h.adapter, err = reconciler.New[*widget.Widget]("sync", h.env, r, reconciler.WithMetrics(m))
+	h.adapter, _, err = reconciler.NewAdapter[*widget.Widget]("sync", h.env, r, reconciler.WithMetrics(m))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,15 +93,15 @@ func newSyncHarness(t *testing.T, kinds []client.Object, opts ...reconciler.Sync
 	return h
 }
 
-// sync is the harness' SyncFunc: it records what it observed and returns
+// sync is the harness' sync function: it records what it observed and returns
 // h.desired.
 func (h *syncHarness) sync(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, error) {
 	var seen []string
-	for _, cm := range reconciler.ChildrenOf[*corev1.ConfigMap](observed) {
-		seen = append(seen, "ConfigMap/"+cm.Name)
+	for _, cm := range observed.List(&corev1.ConfigMap{}) {
+		seen = append(seen, "ConfigMap/"+cm.GetName())
 	}
-	for _, s := range reconciler.ChildrenOf[*corev1.Secret](observed) {
-		seen = append(seen, "Secret/"+s.Name)
+	for _, s := range observed.List(&corev1.Secret{}) {
+		seen = append(seen, "Secret/"+s.GetName())
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -435,39 +433,54 @@ func TestSyncRefusals(t *testing.T) {
 }
 
 func TestChildren(t *testing.T) {
-	scheme := widget.Scheme()
-	cms := []client.Object{configMap("b", nil), configMap("a", nil)}
-	ch, err := reconciler.NewChildren(scheme, append(cms, secret("s"))...)
-	if err != nil {
-		t.Fatal(err)
+	u := func(apiVersion, kind, name string) *unstructured.Unstructured {
+		o := &unstructured.Unstructured{}
+		o.SetAPIVersion(apiVersion)
+		o.SetKind(kind)
+		o.SetName(name)
+		return o
 	}
-	names := func(objs []*corev1.ConfigMap) []string {
+	ch := reconciler.Children{configMap("b", nil), configMap("a", nil), secret("s"),
+		u("apps/v1", "Deployment", "d"), u("v1", "Service", "a")}
+	names := func(objs []client.Object) []string {
 		var out []string
 		for _, o := range objs {
-			out = append(out, o.Name)
+			out = append(out, o.GetName())
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, names(reconciler.ChildrenOf[*corev1.ConfigMap](ch))); diff != "" {
-		t.Errorf("ChildrenOf (-want +got):\n%s", diff)
+	tests := []struct {
+		name string
+		kind client.Object
+		want []string
+	}{
+		{"typed, sorted", &corev1.ConfigMap{}, []string{"a", "b"}},
+		{"typed", &corev1.Secret{}, []string{"s"}},
+		{"absent", &corev1.Service{}, nil},
+		{"unstructured by kind", u("apps/v1", "Deployment", ""), []string{"d"}},
+		{"unstructured, other version", u("apps/v1beta1", "Deployment", ""), []string{"d"}},
+		{"unstructured without kind", &unstructured.Unstructured{}, nil},
+		{"nil", nil, nil},
 	}
-	if got := ch.List(&corev1.ConfigMap{}); len(got) != 2 || got[0].GetName() != "a" {
-		t.Errorf("List = %v, want a, b", got)
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, names(ch.List(tt.kind))); diff != "" {
+			t.Errorf("%s: List (-want +got):\n%s", tt.name, diff)
+		}
 	}
-	if s, ok := reconciler.ChildOf[*corev1.Secret](ch, "s"); !ok || s.Name != "s" {
-		t.Errorf("ChildOf[Secret](s) = %v, %v", s, ok)
+	if s, ok := ch.Get(&corev1.Secret{}, "s").(*corev1.Secret); !ok || s.Name != "s" {
+		t.Errorf("Get(Secret, s) = %v, %v", s, ok)
 	}
-	if _, ok := reconciler.ChildOf[*corev1.Secret](ch, "a"); ok {
-		t.Error("ChildOf[Secret](a) found a ConfigMap")
-	}
-	if got := ch.Get(&corev1.ConfigMap{}, "b"); got == nil || got.GetName() != "b" {
-		t.Errorf("Get(ConfigMap, b) = %v", got)
+	if _, ok := ch.Get(&corev1.Secret{}, "a").(*corev1.Secret); ok {
+		t.Error("Get(Secret, a) found a ConfigMap")
 	}
 	if got := ch.Get(&corev1.Service{}, "a"); got != nil {
-		t.Errorf("Get(Service, a) = %v, want nil", got)
+		t.Errorf("Get(typed Service, a) = %v, want nil: the only Service is unstructured", got)
 	}
-	if ch.Len() != 3 || (reconciler.Children{}).Len() != 0 {
-		t.Errorf("Len = %d, zero Len = %d", ch.Len(), (reconciler.Children{}).Len())
+	if got := ch.Get(u("v1", "Service", ""), "a"); got == nil || got.GetName() != "a" {
+		t.Errorf("Get(unstructured Service, a) = %v", got)
+	}
+	if got := (reconciler.Children{}).List(&corev1.ConfigMap{}); got != nil {
+		t.Errorf("empty List = %v", got)
 	}
 }
 
@@ -477,7 +490,7 @@ func TestSyncAppliesThenRequeues(t *testing.T) {
 		func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
 			return []client.Object{configMap("later", nil)}, koperrors.RequeueAfter(nil, time.Minute)
 		})
-	a, err := reconciler.New[*widget.Widget]("sync-requeue", h.env, r)
+	a, _, err := reconciler.NewAdapter[*widget.Widget]("sync-requeue", h.env, r)
 	if err != nil {
 		t.Fatal(err)
 	}

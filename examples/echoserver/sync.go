@@ -124,7 +124,7 @@ func service(es *v1alpha1.EchoServer) *corev1.Service {
 // as status.ReadinessOf reads it. Reconciling conditions it sets stand;
 // otherwise the framework's Ready=True follows the success.
 func setStatus(es *v1alpha1.EchoServer, desired *appsv1.Deployment, observed reconciler.Children) {
-	dep, ok := reconciler.ChildOf[*appsv1.Deployment](observed, es.Name)
+	dep, ok := observed.Get(&appsv1.Deployment{}, es.Name).(*appsv1.Deployment)
 	if !ok {
 		es.Status.ReadyReplicas = 0
 		status.MarkReconciling(es, "Creating", "creating Deployment "+es.Name)

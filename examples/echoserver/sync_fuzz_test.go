@@ -75,10 +75,7 @@ func FuzzSync(f *testing.F) {
 						Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded",
 					}}
 				}
-				var err error
-				if observed, err = reconciler.NewChildren(fuzzScheme, dep); err != nil {
-					t.Fatal(err)
-				}
+				observed = reconciler.Children{dep}
 			}
 		}
 

@@ -498,13 +498,9 @@ func TestSyncStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var objs []client.Object
+			var children reconciler.Children
 			if tt.dep != nil {
-				objs = append(objs, tt.dep)
-			}
-			children, err := reconciler.NewChildren(newScheme(), objs...)
-			if err != nil {
-				t.Fatal(err)
+				children = append(children, tt.dep)
 			}
 			es := newES()
 			if _, err := echoserver.Sync(t.Context(), es, children); err != nil {
