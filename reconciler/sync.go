@@ -19,7 +19,6 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
-	"github.com/kopgo/kopgo/gc"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/status"
@@ -255,8 +254,8 @@ type SyncOptions struct {
 	Apply []apply.ApplyOption
 	// Prune are the options of the deletion of children no longer desired
 	// and of children being recreated, such as
-	// gc.Propagation(metav1.DeletePropagationForeground).
-	Prune []gc.Option
+	// client.PropagationPolicy(metav1.DeletePropagationForeground).
+	Prune []client.DeleteOption
 
 	finalize any // see WithFinalize
 }
@@ -273,7 +272,7 @@ func WithApplyOptions(opts ...apply.ApplyOption) SyncOption {
 }
 
 // WithPruneOptions adds to [SyncOptions.Prune].
-func WithPruneOptions(opts ...gc.Option) SyncOption {
+func WithPruneOptions(opts ...client.DeleteOption) SyncOption {
 	return func(o *SyncOptions) { o.Prune = append(o.Prune, opts...) }
 }
 

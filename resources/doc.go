@@ -1,6 +1,7 @@
 // Package resources holds the everyday operations on Kubernetes objects,
-// koprs' resources module for Go: get, find, list, list names, delete, poll,
-// patch labels and annotations, ensure a namespace. Each operation that
+// koprs' resources module for Go: get, find, list, list names, poll, patch
+// labels and annotations, ensure a namespace. Deleting is the gc package's
+// job (gc.Delete deletes one object by name as well as many). Each operation that
 // addresses objects takes a [scope.Scope] and checks it against the kind
 // before sending anything, and every error names the operation and the
 // object ("delete ConfigMap shop/old: ...") and carries a [koperrors.Kind].
@@ -9,7 +10,6 @@
 //	ns, found, err := resources.Find[corev1.Namespace](ctx, c, scope.Cluster, "team-a")
 //	deps, err := resources.List[appsv1.DeploymentList](ctx, c, scope.AllNamespaces, client.MatchingLabels{"app": "web"})
 //	names, err := resources.Names(ctx, c, scope.Namespaced("shop"), corev1.SchemeGroupVersion.WithKind("Secret"))
-//	deleted, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old", resources.PreconditionOf(cm))
 //	web, err := resources.Poll(ctx, c, scope.Namespaced("shop"), "web", func(d *appsv1.Deployment) (bool, error) { ... })
 //	_, err = resources.PollUntilGone[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old")
 //	changed, err := resources.SetLabels(ctx, c, cm, map[string]string{"tier": "web"})
@@ -17,7 +17,7 @@
 //
 // # Generic without reflection
 //
-// [Get], [Find], [List], [Delete], [Poll] and [PollUntilGone] are generic
+// [Get], [Find], [List], [Poll] and [PollUntilGone] are generic
 // over the struct type T with a second type parameter P constrained to
 // "*T and client.Object" ([Object], [ObjectList]). Go infers P, so a call
 // names T alone, and a fresh object is P(new(T)): an allocation, no
@@ -27,19 +27,16 @@
 // Find's "not found" as a half-filled variable of the caller's. The price:
 // kinds without a Go type have no T. For them (unstructured.Unstructured,
 // metav1.PartialObjectMetadata, with apiVersion and kind set)
-// [GetInto], [FindInto], [ListInto] and [DeleteObject] take the object to
-// fill.
+// [GetInto], [FindInto] and [ListInto] take the object to fill.
 //
 // # Scopes
 //
 // A scope that does not fit the kind, as scope.Cluster for a ConfigMap, an
 // unset scope, scope.Namespaced(""), or scope.AllNamespaces where one object
 // is addressed, is an error of Kind Invalid and sends no request
-// ([scope.Scope.Check] answers from the RESTMapper's discovery cache).
-// Delete checks too, because a namespaced object addressed without a
-// namespace would otherwise come back as NotFound and read as "already
-// gone". The client must therefore provide its scheme and RESTMapper
-// ([Kinds]): client.Client and a manager's cached client do. The label and
+// ([scope.Scope.Check] answers from the RESTMapper's discovery cache). The
+// client must therefore provide its scheme and RESTMapper ([Reader]):
+// client.Client and a manager's cached client do. The label and
 // annotation patches take a bare [Patcher] and no scope: they act on an
 // object the caller already holds.
 //
@@ -59,8 +56,7 @@
 // # Requests
 //
 // Measured against a real API server with a counting RoundTripper, after
-// discovery: Get, Find, List, Keys, Names, Delete (also of a gone object)
-// and EnsureNamespace (created or not) send one request each; a scope
+// discovery: Get, Find, List, Keys, Names and EnsureNamespace (created or not) send one request each; a scope
 // mistake, and a label or annotation change already in place, send none.
 // [Names] and [Keys] list metadata only: three ConfigMaps with 4 KiB of
 // data each cost 838 response bytes, where a full List costs 13147. Poll

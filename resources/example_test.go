@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/gc"
 	"github.com/kopgo/kopgo/resources"
 	"github.com/kopgo/kopgo/scope"
 )
@@ -68,22 +69,6 @@ func ExampleSetLabels() {
 	// true <nil> map[]
 }
 
-// Delete reports whether it deleted: an object already gone is not an error.
-func ExampleDelete() {
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name = "shop", "old"
-	c := exampleClient(cm)
-	ctx := context.Background()
-	for range 2 {
-		deleted, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old",
-			resources.PreconditionOf(cm), resources.Foreground)
-		fmt.Println(deleted, err)
-	}
-	// Output:
-	// true <nil>
-	// false <nil>
-}
-
 // Names asks the server for metadata only.
 func ExampleNames() {
 	a, b := &corev1.Secret{}, &corev1.Secret{}
@@ -122,7 +107,7 @@ func ExamplePollUntilGone() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := resources.DeleteObject(ctx, c, old, resources.PreconditionOf(old)); err != nil {
+	if _, err := gc.Delete(ctx, c, []client.Object{old}); err != nil {
 		fmt.Println(err)
 		return
 	}

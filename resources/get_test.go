@@ -110,18 +110,6 @@ func TestScopeMistakesSendNothing(t *testing.T) {
 			_, err := resources.Names(ctx, c, scope.AllNamespaces, configMapKind)
 			return err
 		}, "list names of ConfigMap: names are not unique"},
-		{"Delete ConfigMap with Cluster", func() error {
-			_, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Cluster, "x")
-			return err
-		}, "delete ConfigMap x: scope Cluster"},
-		{"DeleteObject of a ConfigMap without a namespace", func() error {
-			_, err := resources.DeleteObject(ctx, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
-			return err
-		}, "delete ConfigMap x: scope Cluster"},
-		{"Delete without a name", func() error {
-			_, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("default"), "")
-			return err
-		}, "delete ConfigMap default/: no name given"},
 		{"Poll a Namespace in a namespace", func() error {
 			_, err := resources.Poll(ctx, c, scope.Namespaced("default"), "x", func(*corev1.Namespace) (bool, error) { return true, nil })
 			return err
