@@ -153,3 +153,52 @@ func TestDeleteWithFinalizerThenPollUntilGone(t *testing.T) {
 		t.Errorf("PollUntilGone after the finalizer went = %v, %v; want nil, nil", last, err)
 	}
 }
+
+// PollAny returns the first object of a selected list that matches, once
+// one does; until then it polls, and at the deadline says what it saw.
+func TestPollAny(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c, tr := countedClient(t)
+	web := map[string]string{"app": "web"}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1", Labels: web}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-2", Labels: web}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Labels: map[string]string{"app": "db"}}, Data: map[string]string{"ready": "yes"}},
+	} {
+		if err := c.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := func(cm *corev1.ConfigMap) (bool, error) { return cm.Data["ready"] == "yes", nil }
+	selected := client.MatchingLabels{"app": "web"}
+	tr.Reset()
+
+	short, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+	defer cancel()
+	got, err := resources.PollAny(short, c, scope.Namespaced(ns), ready, selected, resources.Interval(100*time.Millisecond))
+	lists := requests(tr)
+	if got != nil || koperrors.KindOf(err) != koperrors.Timeout || !strings.Contains(err.Error(), "poll any ConfigMap "+ns+"/: context deadline exceeded; last seen 2 objects, none matching") {
+		t.Fatalf("PollAny with none ready = %v, %v; want nil and a Timeout that counts 2 objects", got, err)
+	}
+	if lists < 4 || lists > 8 {
+		t.Errorf("%d lists in 700ms at a 100ms interval, want 4 to 8", lists)
+	}
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"ready":"yes"}}`))
+		_ = cluster.Client().Patch(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-2"}}, patch)
+	}()
+	ctx, cancel2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel2()
+	got, err = resources.PollAny(ctx, c, scope.Namespaced(ns), ready, selected, resources.Interval(50*time.Millisecond))
+	if err != nil || got == nil || got.Name != "web-2" {
+		t.Fatalf("PollAny = %v, %v; want web-2", got, err)
+	}
+
+	boom := errors.New("boom")
+	got, err = resources.PollAny(t.Context(), c, scope.Namespaced(ns), func(*corev1.ConfigMap) (bool, error) { return false, boom }, selected)
+	if !errors.Is(err, boom) || got == nil {
+		t.Errorf("PollAny = %v, %v; want an object and boom", got, err)
+	}
+}
