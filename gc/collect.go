@@ -31,8 +31,9 @@ type Stuck struct {
 // Result says what a collection did. Deleted and FinalizersRemoved are what
 // it changed; Stuck is what it could not finish and left to others.
 type Result struct {
-	// Deleted are the objects whose deletion was requested (or, with
-	// DryRun, would have been).
+	// Deleted are the objects whose deletion this call requested and the
+	// server accepted (or, with client.DryRunAll, would have). An object
+	// already gone is not in it, and is no error.
 	Deleted []kopmeta.ObjectRef
 	// FinalizersRemoved are objects being deleted from which the caller's
 	// own finalizers were removed.
@@ -65,7 +66,7 @@ type Predicate func(ctx context.Context, obj *metav1.PartialObjectMetadata) (kee
 // An empty selector is refused: it would judge every object of the kind.
 // Errors on single objects do not stop the collection; they are joined and
 // returned with the Result of what was done.
-func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...Option) (res Result, err error) {
+func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...client.DeleteOption) (res Result, err error) {
 	o := buildOptions(opts)
 	ctx, span := observability.StartSpan(ctx, "gc collect", attribute.String("k8s.object.kind", gvk.Kind), attribute.String("kopgo.scope", s.String()))
 	defer func() { o.finish(span, res, err) }()
@@ -110,29 +111,26 @@ func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, 
 	return res, errors.Join(errs...)
 }
 
-// deleteOne deletes obj if it is still the object that was listed, then
-// finishes its deletion if it has finalizers.
-func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
+// deleteOne deletes obj if it is still the object that was read (when its
+// UID is known), then finishes its deletion if it has finalizers.
+func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o options, res *Result) error {
 	ref := refOf(obj)
 	uid := obj.UID
-	delOpts := []client.DeleteOption{client.Preconditions{UID: &uid}, client.PropagationPolicy(o.Propagation)}
-	if o.DryRun {
-		delOpts = append(delOpts, client.DryRunAll)
-	}
-	err := c.Delete(ctx, obj, delOpts...)
+	err := c.Delete(ctx, obj, o.forObject(obj))
 	switch {
 	case koperrors.KindOf(err) == koperrors.NotFound:
 		return nil // gone already
-	case koperrors.KindOf(err) == koperrors.Conflict:
+	case koperrors.KindOf(err) == koperrors.Conflict && uid != "" && o.server.Preconditions == nil:
 		return nil // the UID precondition failed: a new object took the name
 	case err != nil:
 		return koperrors.Wrap(err, "delete", ref)
 	}
 	res.Deleted = append(res.Deleted, ref)
-	if o.DryRun || len(obj.Finalizers) == 0 {
+	// An object given by name alone may have finalizers nobody has seen.
+	if o.dryRun() || (uid != "" && len(obj.Finalizers) == 0) {
 		return nil
 	}
-	// It waits on finalizers now: read it again and remove ours.
+	// It may wait on finalizers now: read it again and remove ours.
 	fresh := &metav1.PartialObjectMetadata{}
 	fresh.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), fresh); err != nil {
@@ -141,8 +139,8 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 		}
 		return koperrors.Wrap(err, "read after delete", ref)
 	}
-	if fresh.UID != uid {
-		return nil
+	if (uid != "" && fresh.UID != uid) || fresh.DeletionTimestamp == nil || len(fresh.Finalizers) == 0 {
+		return nil // re-created meanwhile, or not held by finalizers
 	}
 	return finishDeletion(ctx, c, fresh, o, res)
 }
@@ -150,10 +148,10 @@ func deleteOne(ctx context.Context, c client.Client, obj *metav1.PartialObjectMe
 // finishDeletion removes the caller's own finalizers from an object that is
 // being deleted (through [finalizers.RemoveAll], which never drops another
 // writer's) and reports it as stuck if others remain.
-func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o Options, res *Result) error {
+func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObjectMetadata, o options, res *Result) error {
 	ref, uid := refOf(obj), obj.UID
-	owned := slices.DeleteFunc(slices.Clone(o.OwnedFinalizers), func(f string) bool { return !slices.Contains(obj.Finalizers, f) })
-	if len(owned) > 0 && !o.DryRun {
+	owned := slices.DeleteFunc(slices.Clone(o.owned), func(f string) bool { return !slices.Contains(obj.Finalizers, f) })
+	if len(owned) > 0 && !o.dryRun() {
 		changed, err := finalizers.RemoveAll(ctx, c, obj, owned...)
 		if err != nil {
 			return err
@@ -175,7 +173,7 @@ func finishDeletion(ctx context.Context, c client.Client, obj *metav1.PartialObj
 		}
 	}
 	if foreign := slices.DeleteFunc(slices.Clone(obj.Finalizers), func(f string) bool {
-		return slices.Contains(o.OwnedFinalizers, f)
+		return slices.Contains(o.owned, f)
 	}); len(foreign) > 0 {
 		res.Stuck = append(res.Stuck, Stuck{ObjectRef: ref, Finalizers: foreign})
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -37,4 +39,26 @@ func ExampleCollect() {
 	for _, s := range res.Stuck {
 		fmt.Println("waiting on", s.Finalizers, "for", s.ObjectRef)
 	}
+}
+
+// Delete one object by name, whether or not it still exists.
+func ExampleDelete() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println("no cluster:", err)
+		return
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "old"}}
+	res, err := gc.Delete(context.Background(), c, []client.Object{old},
+		client.PropagationPolicy(metav1.DeletePropagationForeground), client.GracePeriodSeconds(0))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("deleted now:", len(res.Deleted) == 1) // false when it was gone already
 }

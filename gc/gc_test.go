@@ -237,7 +237,7 @@ func TestPruneDeletesOnlyUnwantedChildrenOfTheParent(t *testing.T) {
 	}
 	desired := []kopmeta.ObjectRef{{Kind: "ConfigMap", Namespace: ns, Name: "wanted"}}
 
-	dry, err := gc.Prune(t.Context(), c, parent, selector, []schema.GroupVersionKind{cmGVK}, desired, gc.DryRun(true))
+	dry, err := gc.Prune(t.Context(), c, parent, selector, []schema.GroupVersionKind{cmGVK}, desired, client.DryRunAll)
 	if err != nil {
 		t.Fatal(err)
 	}

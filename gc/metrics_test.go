@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/gc"
 	"github.com/kopgo/kopgo/observability"
@@ -25,10 +26,10 @@ func TestDeletionsAreCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := cluster.Client()
-	if _, err := gc.Collect(t.Context(), c, cmGVK, scope.Namespaced(ns), selector, gc.OwnerExists(c), gc.DryRun(true), gc.Record{Metrics: m, Controller: "web"}); err != nil {
+	if _, err := gc.Collect(t.Context(), c, cmGVK, scope.Namespaced(ns), selector, gc.OwnerExists(c), client.DryRunAll, gc.Metrics{Metrics: m, Controller: "web"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := gc.Collect(t.Context(), c, cmGVK, scope.Namespaced(ns), selector, gc.OwnerExists(c), gc.Record{Metrics: m, Controller: "web"})
+	res, err := gc.Collect(t.Context(), c, cmGVK, scope.Namespaced(ns), selector, gc.OwnerExists(c), gc.Metrics{Metrics: m, Controller: "web"})
 	if err != nil {
 		t.Fatal(err)
 	}

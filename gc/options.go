@@ -5,70 +5,84 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/observability"
 )
 
-// Options configure [Collect], [Prune] and [Delete].
-type Options struct {
-	// OwnedFinalizers are the finalizers the caller owns. An object that is
-	// already being deleted but waits on finalizers has only these removed;
-	// any other finalizer is left to its controller and the object is
-	// reported in [Result.Stuck].
-	OwnedFinalizers []string
-	// Propagation is the deletion propagation policy. Default Background:
-	// the object goes at once and the garbage collector removes its
-	// dependents.
-	Propagation metav1.DeletionPropagation
-	// DryRun reports what would be deleted without deleting anything.
-	DryRun bool
-	// Metrics, when set, counts deletions in kopgo_gc_deletions_total under
-	// Controller.
-	Metrics    *observability.Metrics
-	Controller string
-}
+// The options of [Collect], [Prune] and [Delete] are controller-runtime's
+// delete options, passed as they are: client.PropagationPolicy (default
+// Background), client.GracePeriodSeconds, client.Preconditions and
+// client.DryRunAll. [OwnedFinalizers] and [Metrics] are kopgo's own, in the
+// same interface; every option that is not one of them is handed to the
+// API server's delete.
 
-// Option configures a collection.
-type Option interface {
-	ApplyToGCOptions(*Options)
-}
-
-// OwnedFinalizers names the finalizers the caller may remove from objects
-// stuck in deletion.
+// OwnedFinalizers names the finalizers the caller owns, and may remove from
+// objects stuck in deletion. Any other finalizer is left to its controller
+// and the object is reported in [Result.Stuck].
 type OwnedFinalizers []string
 
-// ApplyToGCOptions implements [Option].
-func (f OwnedFinalizers) ApplyToGCOptions(o *Options) {
-	o.OwnedFinalizers = append(o.OwnedFinalizers, f...)
-}
+// ApplyToDelete implements client.DeleteOption; gc reads the value, the API
+// server never sees it.
+func (OwnedFinalizers) ApplyToDelete(*client.DeleteOptions) {}
 
-// Propagation sets the deletion propagation policy.
-type Propagation metav1.DeletionPropagation
-
-// ApplyToGCOptions implements [Option].
-func (p Propagation) ApplyToGCOptions(o *Options) { o.Propagation = metav1.DeletionPropagation(p) }
-
-// DryRun reports without deleting.
-type DryRun bool
-
-// ApplyToGCOptions implements [Option].
-func (d DryRun) ApplyToGCOptions(o *Options) { o.DryRun = bool(d) }
-
-// Record counts deletions in kopgo_gc_deletions_total for a controller.
-type Record struct {
+// Metrics counts deletions in kopgo_gc_deletions_total under Controller (dry
+// runs are not counted).
+type Metrics struct {
 	Metrics    *observability.Metrics
 	Controller string
 }
 
-// ApplyToGCOptions implements [Option].
-func (r Record) ApplyToGCOptions(o *Options) { o.Metrics, o.Controller = r.Metrics, r.Controller }
+// ApplyToDelete implements client.DeleteOption; gc reads the value, the API
+// server never sees it.
+func (Metrics) ApplyToDelete(*client.DeleteOptions) {}
 
-func buildOptions(opts []Option) Options {
-	o := Options{Propagation: metav1.DeletePropagationBackground}
+// options are the delete options sorted out: kopgo's own, and the rest for
+// the server.
+type options struct {
+	server     client.DeleteOptions
+	owned      []string
+	metrics    *observability.Metrics
+	controller string
+}
+
+func buildOptions(opts []client.DeleteOption) options {
+	var o options
 	for _, opt := range opts {
-		opt.ApplyToGCOptions(&o)
+		switch opt := opt.(type) {
+		case OwnedFinalizers:
+			o.owned = append(o.owned, opt...)
+		case Metrics:
+			o.metrics, o.controller = opt.Metrics, opt.Controller
+		case nil:
+		default:
+			opt.ApplyToDelete(&o.server)
+		}
+	}
+	if o.server.PropagationPolicy == nil {
+		bg := metav1.DeletePropagationBackground
+		o.server.PropagationPolicy = &bg
 	}
 	return o
+}
+
+func (o options) dryRun() bool { return len(o.server.DryRun) > 0 }
+
+// forObject is the server's options for deleting one object: a UID
+// precondition when the object was read (its UID known), on top of any
+// precondition the caller gave.
+func (o options) forObject(obj *metav1.PartialObjectMetadata) *client.DeleteOptions {
+	do := o.server
+	if obj.UID != "" {
+		pre := metav1.Preconditions{}
+		if do.Preconditions != nil {
+			pre = *do.Preconditions
+		}
+		uid := obj.UID
+		pre.UID = &uid
+		do.Preconditions = &pre
+	}
+	return &do
 }
 
 // everything is the selector Collect refuses: collecting every object of a
@@ -77,10 +91,10 @@ func isEverything(sel labels.Selector) bool { return sel == nil || sel.Empty() }
 
 // finish ends a collection's span with what it did and records its
 // deletions.
-func (o Options) finish(span trace.Span, res Result, err error) {
+func (o options) finish(span trace.Span, res Result, err error) {
 	span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
-	if o.Metrics != nil && !o.DryRun {
-		o.Metrics.RecordDeletions(o.Controller, len(res.Deleted))
+	if o.metrics != nil && !o.dryRun() {
+		o.metrics.RecordDeletions(o.controller, len(res.Deleted))
 	}
 	observability.EndSpan(span, "", err)
 }

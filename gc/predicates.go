@@ -11,6 +11,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/scope"
 )
 
 // OwnerExists keeps an object when at least one of its owners still exists:
@@ -36,7 +37,8 @@ func ownerExists(ctx context.Context, c client.Client, namespace string, ref met
 		return false, koperrors.WrapKind(koperrors.Invalid, err, "read owner reference", kopmeta.ObjectRef{})
 	}
 	gvk := gv.WithKind(ref.Kind)
-	mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	// Owners are in the dependent's namespace or cluster-scoped.
+	s, err := scope.Of(c.RESTMapper(), gvk, namespace)
 	switch {
 	case apimeta.IsNoMatchError(err):
 		return false, nil // the owner's kind is not served any more: it cannot exist
@@ -45,10 +47,7 @@ func ownerExists(ctx context.Context, c client.Client, namespace string, ref met
 	}
 	owner := &metav1.PartialObjectMetadata{}
 	owner.SetGroupVersionKind(gvk)
-	key := client.ObjectKey{Name: ref.Name}
-	if mapping.Scope.Name() == apimeta.RESTScopeNameNamespace {
-		key.Namespace = namespace // owners are in the dependent's namespace or cluster-scoped
-	}
+	key := client.ObjectKey{Namespace: s.Namespace(), Name: ref.Name}
 	if err := c.Get(ctx, key, owner); err != nil {
 		if koperrors.KindOf(err) == koperrors.NotFound {
 			return false, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,7 +21,7 @@ import (
 // kind, not an unlabelled one, not one another controller manages, even if
 // it carries the label. Namespaced kinds are looked for in the parent's
 // namespace (or, for a cluster-scoped parent, everywhere).
-func Prune(ctx context.Context, c client.Client, parent client.Object, sel labels.Selector, kinds []schema.GroupVersionKind, desired []kopmeta.ObjectRef, opts ...Option) (Result, error) {
+func Prune(ctx context.Context, c client.Client, parent client.Object, sel labels.Selector, kinds []schema.GroupVersionKind, desired []kopmeta.ObjectRef, opts ...client.DeleteOption) (Result, error) {
 	if parent.GetUID() == "" {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, errNoUID, "prune children of", kopmeta.RefOf(parent))
 	}
@@ -33,17 +32,11 @@ func Prune(ctx context.Context, c client.Client, parent client.Object, sel label
 	var res Result
 	var errs []error
 	for _, gvk := range kinds {
-		mapping, err := c.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+		// The parent's namespace; every namespace for a cluster-scoped parent.
+		s, err := scope.Of(c.RESTMapper(), gvk, parent.GetNamespace())
 		if err != nil {
 			errs = append(errs, koperrors.Wrap(err, "prune", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind}))
 			continue
-		}
-		s := scope.Cluster
-		if mapping.Scope.Name() == apimeta.RESTScopeNameNamespace {
-			s = scope.AllNamespaces
-			if ns := parent.GetNamespace(); ns != "" {
-				s = scope.Namespaced(ns)
-			}
 		}
 		keep := Any(NotControlledBy(parent.GetUID()), Desired(byKind[gvk.GroupKind()]...))
 		r, err := Collect(ctx, c, gvk, s, sel, keep, opts...)

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,9 +21,9 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
-	"github.com/kopgo/kopgo/gc"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/scope"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -261,7 +262,7 @@ type SyncOption func(*syncOptions)
 type syncOptions struct {
 	OwnerLabel string
 	Apply      []apply.ApplyOption
-	Prune      []gc.Option
+	Prune      []client.DeleteOption
 
 	finalize any // see WithFinalize
 }
@@ -279,8 +280,8 @@ func WithApplyOptions(opts ...apply.ApplyOption) SyncOption {
 
 // WithPruneOptions adds options to the deletion of children no longer
 // desired and of children being recreated, such as
-// gc.Propagation(metav1.DeletePropagationForeground).
-func WithPruneOptions(opts ...gc.Option) SyncOption {
+// client.PropagationPolicy(metav1.DeletePropagationForeground).
+func WithPruneOptions(opts ...client.DeleteOption) SyncOption {
 	return func(o *syncOptions) { o.Prune = append(o.Prune, opts...) }
 }
 
@@ -725,25 +726,18 @@ func dependencyOrder(children []preparedChild) ([]preparedChild, error) {
 }
 
 // checkNamespace defaults and checks a desired child's namespace against its
-// kind's scope and its parent's namespace.
+// kind's scope and its parent's namespace, with scope's rules.
 func checkNamespace(parent, child client.Object, k childKind, name kopmeta.ObjectRef) error {
-	pns, cns := parent.GetNamespace(), child.GetNamespace()
-	switch {
-	case !k.namespaced && cns != "":
-		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "desired child %s: kind %s is cluster-scoped and has no namespace", name, k.gvk.Kind))
-	case !k.namespaced:
-		return nil
-	case pns == "" && cns == "":
-		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
-			"desired child %s: a namespaced child of a cluster-scoped parent must name its namespace", name))
-	case pns == "":
-		return nil
-	case cns == "":
-		child.SetNamespace(pns)
-		return nil
-	case cns != pns:
-		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
-			"desired child %s: in namespace %q, not its parent's %q: owner references do not cross namespaces", name, cns, pns))
+	s := scope.Cluster
+	if k.namespaced {
+		// The parent's namespace; the child's own under a cluster-scoped parent.
+		s = scope.AllNamespaces
+		if ns := cmp.Or(parent.GetNamespace(), child.GetNamespace()); ns != "" {
+			s = scope.Namespaced(ns)
+		}
+	}
+	if err := s.ApplyTo(child); err != nil {
+		return koperrors.Terminal(koperrors.Wrap(err, "desired child", name))
 	}
 	return nil
 }

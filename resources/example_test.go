@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/gc"
 	"github.com/kopgo/kopgo/resources"
 	"github.com/kopgo/kopgo/scope"
 )
@@ -68,32 +69,16 @@ func ExampleSetLabels() {
 	// true <nil> map[]
 }
 
-// Delete reports whether it deleted: an object already gone is not an error.
-func ExampleDelete() {
-	cm := &corev1.ConfigMap{}
-	cm.Namespace, cm.Name = "shop", "old"
-	c := exampleClient(cm)
-	ctx := context.Background()
-	for range 2 {
-		deleted, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "old",
-			resources.PreconditionOf(cm), resources.Foreground)
-		fmt.Println(deleted, err)
-	}
-	// Output:
-	// true <nil>
-	// false <nil>
-}
-
-// Names asks the server for metadata only.
-func ExampleNames() {
+// Keys asks the server for metadata only.
+func ExampleKeys() {
 	a, b := &corev1.Secret{}, &corev1.Secret{}
 	a.Namespace, a.Name = "shop", "b-token"
 	b.Namespace, b.Name = "shop", "a-tls"
 	c := exampleClient(a, b)
-	names, err := resources.Names(context.Background(), c, scope.Namespaced("shop"), schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
-	fmt.Println(names, err)
+	keys, err := resources.Keys(context.Background(), c, scope.Namespaced("shop"), schema.GroupVersionKind{Version: "v1", Kind: "Secret"})
+	fmt.Println(keys, err)
 	// Output:
-	// [a-tls b-token] <nil>
+	// [shop/a-tls shop/b-token] <nil>
 }
 
 // Wait, within a deadline, until a Deployment has rolled out. (It needs a
@@ -112,6 +97,27 @@ func ExamplePoll() {
 	fmt.Println(web.Status.ReadyReplicas, err)
 }
 
+// Wait, within a deadline, until any Pod labelled app=web is Ready. (It
+// needs a cluster, so it has no Output and is only compiled.)
+func ExamplePollAny() {
+	var c client.Client
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	pod, err := resources.PollAny(ctx, c, scope.Namespaced("shop"), func(p *corev1.Pod) (bool, error) {
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodReady {
+				return cond.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	}, client.MatchingLabels{"app": "web"}, resources.Interval(time.Second))
+	if err != nil {
+		fmt.Println(err) // poll any Pod shop/: context deadline exceeded; last seen 2 objects, none matching
+		return
+	}
+	fmt.Println(pod.Name, "is ready")
+}
+
 // Wait until an object's finalizers are done after deleting it.
 func ExamplePollUntilGone() {
 	var c client.Client
@@ -122,7 +128,7 @@ func ExamplePollUntilGone() {
 		fmt.Println(err)
 		return
 	}
-	if _, err := resources.DeleteObject(ctx, c, old, resources.PreconditionOf(old)); err != nil {
+	if _, err := gc.Delete(ctx, c, []client.Object{old}); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -5,14 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -28,45 +25,6 @@ func faultClient(funcs interceptor.Funcs, objs ...client.Object) client.WithWatc
 	mapper := apimeta.NewDefaultRESTMapper(nil)
 	mapper.Add(corev1.SchemeGroupVersion.WithKind("ConfigMap"), apimeta.RESTScopeNamespace)
 	return fake.NewClientBuilder().WithRESTMapper(mapper).WithObjects(objs...).WithInterceptorFuncs(funcs).Build()
-}
-
-func TestDeleteOptionsSent(t *testing.T) {
-	uid, rv := types.UID("u-1"), "42"
-	tests := []struct {
-		name string
-		opts []resources.DeleteOption
-		want client.DeleteOptions
-	}{
-		{"default is background", nil,
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)}},
-		{"foreground", []resources.DeleteOption{resources.Foreground},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)}},
-		{"orphan, last wins", []resources.DeleteOption{resources.Foreground, resources.Orphan},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)}},
-		{"UID precondition", []resources.DeleteOption{resources.Precondition{UID: uid}},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), Preconditions: &metav1.Preconditions{UID: &uid}}},
-		{"UID and resourceVersion", []resources.DeleteOption{resources.Precondition{UID: uid, ResourceVersion: rv}},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), Preconditions: &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}}},
-		{"grace period rounds up", []resources.DeleteOption{resources.GracePeriod(1500 * time.Millisecond)},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), GracePeriodSeconds: ptr.To[int64](2)}},
-		{"grace period zero", []resources.DeleteOption{resources.GracePeriod(0)},
-			client.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground), GracePeriodSeconds: ptr.To[int64](0)}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got client.DeleteOptions
-			c := faultClient(interceptor.Funcs{Delete: func(_ context.Context, _ client.WithWatch, _ client.Object, opts ...client.DeleteOption) error {
-				got.ApplyOptions(opts)
-				return nil
-			}})
-			if _, err := resources.Delete[corev1.ConfigMap](t.Context(), c, scope.Namespaced("ns"), "x", tt.opts...); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("options sent (-want +got):\n%s", diff)
-			}
-		})
-	}
 }
 
 func TestPollRetriesUnavailableOnly(t *testing.T) {

@@ -33,11 +33,15 @@ func Get[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name 
 //
 //	cm, found, err := resources.Find[corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), "settings")
 //
-// The object is nil unless found.
+// The object is nil unless found. For an object to fill, use [GetInto] and
+// koperrors.KindOf(err) == koperrors.NotFound.
 func Find[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name string) (P, bool, error) {
 	obj := P(new(T))
-	found, err := FindInto(ctx, r, s, name, obj)
-	if !found {
+	err := GetInto(ctx, r, s, name, obj)
+	switch {
+	case koperrors.KindOf(err) == koperrors.NotFound:
+		return nil, false, nil
+	case err != nil:
 		return nil, false, err
 	}
 	return obj, true, nil
@@ -55,13 +59,4 @@ func GetInto(ctx context.Context, r Reader, s scope.Scope, name string, obj clie
 		return koperrors.Wrap(err, "get", o)
 	}
 	return nil
-}
-
-// FindInto is [Find] that fills obj; see [GetInto].
-func FindInto(ctx context.Context, r Reader, s scope.Scope, name string, obj client.Object) (bool, error) {
-	err := GetInto(ctx, r, s, name, obj)
-	if koperrors.KindOf(err) == koperrors.NotFound {
-		return false, nil
-	}
-	return err == nil, err
 }

@@ -62,8 +62,8 @@ func TestGetAndFind(t *testing.T) {
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(configMapKind)
-	if found, err := resources.FindInto(t.Context(), c, scope.Namespaced(ns), "a1", u); !found || err != nil || u.GetUID() != cm.UID {
-		t.Errorf("FindInto(unstructured) = %t, %v (uid %s, want %s)", found, err, u.GetUID(), cm.UID)
+	if err := resources.GetInto(t.Context(), c, scope.Namespaced(ns), "a1", u); err != nil || u.GetUID() != cm.UID {
+		t.Errorf("GetInto(unstructured) = %v (uid %s, want %s)", err, u.GetUID(), cm.UID)
 	}
 	pm := &metav1.PartialObjectMetadata{}
 	pm.SetGroupVersionKind(configMapKind)
@@ -106,22 +106,10 @@ func TestScopeMistakesSendNothing(t *testing.T) {
 			_, err := resources.List[corev1.ConfigMapList](ctx, c, scope.Scope{})
 			return err
 		}, "list ConfigMap: scope is unset"},
-		{"Names across namespaces", func() error {
-			_, err := resources.Names(ctx, c, scope.AllNamespaces, configMapKind)
+		{"PollAny of ClusterRoles in a namespace", func() error {
+			_, err := resources.PollAny(ctx, c, scope.Namespaced("default"), func(*rbacv1.ClusterRole) (bool, error) { return true, nil })
 			return err
-		}, "list names of ConfigMap: names are not unique"},
-		{"Delete ConfigMap with Cluster", func() error {
-			_, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Cluster, "x")
-			return err
-		}, "delete ConfigMap x: scope Cluster"},
-		{"DeleteObject of a ConfigMap without a namespace", func() error {
-			_, err := resources.DeleteObject(ctx, c, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}})
-			return err
-		}, "delete ConfigMap x: scope Cluster"},
-		{"Delete without a name", func() error {
-			_, err := resources.Delete[corev1.ConfigMap](ctx, c, scope.Namespaced("default"), "")
-			return err
-		}, "delete ConfigMap default/: no name given"},
+		}, "poll any ClusterRole default/: scope"},
 		{"Poll a Namespace in a namespace", func() error {
 			_, err := resources.Poll(ctx, c, scope.Namespaced("default"), "x", func(*corev1.Namespace) (bool, error) { return true, nil })
 			return err

@@ -2,7 +2,6 @@ package resources
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
-	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -45,12 +43,7 @@ func ListInto(ctx context.Context, r Reader, s scope.Scope, list client.ObjectLi
 	if err != nil {
 		return err
 	}
-	// The scope's namespace goes last so that it wins.
-	all := append(slices.Clip(opts), s.ListOptions()...)
-	if s == scope.AllNamespaces || s == scope.Cluster {
-		all = append(all, client.InNamespace(""))
-	}
-	if err := r.List(ctx, list, all...); err != nil {
+	if err := r.List(ctx, list, inScope(s, opts)...); err != nil {
 		return koperrors.Wrap(err, "list", o)
 	}
 	return nil
@@ -81,21 +74,11 @@ func Keys(ctx context.Context, r Reader, s scope.Scope, gvk schema.GroupVersionK
 	return keys, nil
 }
 
-// Names is [Keys] for one namespace or a cluster-scoped kind: the sorted
-// names alone. With scope.AllNamespaces, where names are not unique, it is
-// an error of Kind Invalid that sends no request: use [Keys].
-func Names(ctx context.Context, r Reader, s scope.Scope, gvk schema.GroupVersionKind, opts ...client.ListOption) ([]string, error) {
-	if s == scope.AllNamespaces {
-		return nil, koperrors.WrapKind(koperrors.Invalid,
-			fmt.Errorf("names are not unique across namespaces: use resources.Keys"), "list names of", kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind})
+// inScope is opts with the scope's namespace last, so that it wins.
+func inScope(s scope.Scope, opts []client.ListOption) []client.ListOption {
+	all := append(slices.Clip(opts), s.ListOptions()...)
+	if s == scope.AllNamespaces || s == scope.Cluster {
+		all = append(all, client.InNamespace(""))
 	}
-	keys, err := Keys(ctx, r, s, gvk, opts...)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.Name
-	}
-	return names, nil
+	return all
 }

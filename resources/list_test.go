@@ -2,6 +2,7 @@ package resources_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,17 +86,17 @@ func TestKeysAndNamesSendMetadataOnly(t *testing.T) {
 	fullBytes := tr.Bytes.Load()
 	tr.Reset()
 
-	got, err := resources.Names(t.Context(), c, scope.Namespaced(ns), configMapKind)
+	got, err := resources.Keys(t.Context(), c, scope.Namespaced(ns), configMapKind)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a1", "a2", "b1"}, got); diff != "" {
-		t.Errorf("Names (-want +got):\n%s", diff)
+	if diff := cmp.Diff([]types.NamespacedName{{Namespace: ns, Name: "a1"}, {Namespace: ns, Name: "a2"}, {Namespace: ns, Name: "b1"}}, got); diff != "" {
+		t.Errorf("Keys (-want +got):\n%s", diff)
 	}
 	n, b := tr.Requests.Load(), tr.Bytes.Load()
-	t.Logf("Names: %d request, %d bytes; a full List: %d bytes", n, b, fullBytes)
+	t.Logf("Keys: %d request, %d bytes; a full List: %d bytes", n, b, fullBytes)
 	if n != 1 || b == 0 || b >= 3*4096 || b*4 > fullBytes {
-		t.Errorf("Names sent %d requests and received %d bytes (a full List: %d); want 1 request, and not the 12 KiB of data", n, b, fullBytes)
+		t.Errorf("Keys sent %d requests and received %d bytes (a full List: %d); want 1 request, and not the 12 KiB of data", n, b, fullBytes)
 	}
 	tr.Reset()
 
@@ -114,8 +115,8 @@ func TestKeysAndNamesSendMetadataOnly(t *testing.T) {
 	}
 
 	// Namespaces: a cluster-scoped kind.
-	nsNames, err := resources.Names(t.Context(), c, scope.Cluster, namespaceKind)
-	if err != nil || !slices.Contains(nsNames, ns) || !slices.IsSorted(nsNames) {
-		t.Errorf("Names of Namespaces = %v, %v; want sorted and containing %s", nsNames, err, ns)
+	nsKeys, err := resources.Keys(t.Context(), c, scope.Cluster, namespaceKind)
+	if err != nil || !slices.Contains(nsKeys, types.NamespacedName{Name: ns}) || !slices.IsSortedFunc(nsKeys, func(a, b types.NamespacedName) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Errorf("Keys of Namespaces = %v, %v; want sorted and containing %s", nsKeys, err, ns)
 	}
 }

@@ -23,33 +23,33 @@ import (
 // returned it.
 //
 // The comparison is with obj as given: an obj read from a cache a moment
-// ago is the intended input. It needs only the Patch method
-// ([Patcher]) and obj's namespace and name; the API server rejects an obj
+// ago is the intended input. It needs only the Patch method of c and obj's
+// namespace and name; the API server rejects an obj
 // that has no namespace for a namespaced kind (NotFound).
-func SetLabels(ctx context.Context, c Patcher, obj client.Object, labels map[string]string) (bool, error) {
+func SetLabels(ctx context.Context, c client.Writer, obj client.Object, labels map[string]string) (bool, error) {
 	return patchMap(ctx, c, obj, "labels", obj.GetLabels(), labels, nil)
 }
 
 // RemoveLabels removes the labels with these keys from obj and reports
 // whether any was there; see [SetLabels]. A removal is a null in the merge
 // patch, so only these keys go.
-func RemoveLabels(ctx context.Context, c Patcher, obj client.Object, keys ...string) (bool, error) {
+func RemoveLabels(ctx context.Context, c client.Writer, obj client.Object, keys ...string) (bool, error) {
 	return patchMap(ctx, c, obj, "labels", obj.GetLabels(), nil, keys)
 }
 
 // SetAnnotations is [SetLabels] for metadata.annotations.
-func SetAnnotations(ctx context.Context, c Patcher, obj client.Object, annotations map[string]string) (bool, error) {
+func SetAnnotations(ctx context.Context, c client.Writer, obj client.Object, annotations map[string]string) (bool, error) {
 	return patchMap(ctx, c, obj, "annotations", obj.GetAnnotations(), annotations, nil)
 }
 
 // RemoveAnnotations is [RemoveLabels] for metadata.annotations.
-func RemoveAnnotations(ctx context.Context, c Patcher, obj client.Object, keys ...string) (bool, error) {
+func RemoveAnnotations(ctx context.Context, c client.Writer, obj client.Object, keys ...string) (bool, error) {
 	return patchMap(ctx, c, obj, "annotations", obj.GetAnnotations(), nil, keys)
 }
 
 // patchMap sends a merge patch of metadata.<field> that sets set and
 // removes remove, with only the keys that differ from have.
-func patchMap(ctx context.Context, c Patcher, obj client.Object, field string, have, set map[string]string, remove []string) (bool, error) {
+func patchMap(ctx context.Context, c client.Writer, obj client.Object, field string, have, set map[string]string, remove []string) (bool, error) {
 	op := "set " + field + " of"
 	if len(remove) > 0 {
 		op = "remove " + field + " of"

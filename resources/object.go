@@ -1,7 +1,6 @@
 package resources
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -34,45 +33,21 @@ type ObjectList[T any] interface {
 	client.ObjectList
 }
 
-// Kinds tells the kind of a Go object and the scope of a kind: what every
-// operation that takes a [scope.Scope] needs to check it before sending
-// anything. client.Client, a manager's cached client and client.WithWatch
-// all provide it.
-type Kinds interface {
-	Scheme() *runtime.Scheme
-	RESTMapper() apimeta.RESTMapper
-}
-
-// Reader reads objects and knows their kinds: client.Client and a
-// manager's (cached) client satisfy it.
+// Reader reads objects and knows their kinds and the scopes of kinds (its
+// scheme and RESTMapper): what every operation that takes a [scope.Scope]
+// needs to check it before sending anything. client.Client and a manager's
+// (cached) client satisfy it.
 type Reader interface {
 	client.Reader
-	Kinds
-}
-
-// Deleter deletes objects and knows their kinds: client.Client satisfies it.
-type Deleter interface {
-	Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error
-	Kinds
-}
-
-// Patcher is the one method [SetLabels] and its siblings need:
-// client.Client and client.Writer satisfy it.
-type Patcher interface {
-	Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error
-}
-
-// Creator is the one method [EnsureNamespace] needs: client.Client and
-// client.Writer satisfy it.
-type Creator interface {
-	Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error
+	Scheme() *runtime.Scheme
+	RESTMapper() apimeta.RESTMapper
 }
 
 // target checks scope s against the kind of obj (an object or a list, whose
 // items' kind is checked; AllNamespaces fits lists only) and returns the object errors should name: the
 // kind from the scheme, the namespace of s and name. A scope that does not
 // fit is an error of Kind Invalid for operation op, and no request is sent.
-func target(k Kinds, op string, s scope.Scope, obj runtime.Object, name string) (kopmeta.ObjectRef, error) {
+func target(k Reader, op string, s scope.Scope, obj runtime.Object, name string) (kopmeta.ObjectRef, error) {
 	gvk, err := kindOf(k, obj)
 	if err != nil {
 		return kopmeta.ObjectRef{Namespace: s.Namespace(), Name: name}, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.ObjectRef{Namespace: s.Namespace(), Name: name})
@@ -90,7 +65,7 @@ func target(k Kinds, op string, s scope.Scope, obj runtime.Object, name string) 
 
 // kindOf is obj's kind from k's scheme (or obj's own TypeMeta for
 // unstructured and metadata-only objects); for a list, its items' kind.
-func kindOf(k Kinds, obj runtime.Object) (schema.GroupVersionKind, error) {
+func kindOf(k Reader, obj runtime.Object) (schema.GroupVersionKind, error) {
 	gvk, err := apiutil.GVKForObject(obj, k.Scheme())
 	if err != nil {
 		return gvk, err

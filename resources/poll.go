@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,11 +42,16 @@ type PollOption interface {
 	ApplyToPollOptions(o *PollOptions)
 }
 
-// Interval sets the interval between reads.
+// Interval sets the interval between reads. It is a client.ListOption as
+// well, for [PollAny]; the server never sees it.
 type Interval time.Duration
 
 // ApplyToPollOptions implements [PollOption].
 func (i Interval) ApplyToPollOptions(o *PollOptions) { o.Interval = time.Duration(i) }
+
+// ApplyToList implements client.ListOption: [PollAny] reads the interval,
+// and hands the other options to the list.
+func (Interval) ApplyToList(*client.ListOptions) {}
 
 // AllowNotFound makes [Poll] wait through NotFound, for an object that
 // someone else is about to create.
@@ -146,6 +153,105 @@ func PollUntilGone[T any, P Object[T]](ctx context.Context, r Reader, s scope.Sc
 			return last, timeout(err, "wait for deletion of", o, seen)
 		}
 	}
+}
+
+// PollAny lists the objects of type T in scope s until cond holds for one
+// of them, and returns that one (the first in the list's order): "wait until
+// any Pod labelled app=web is Ready".
+//
+//	pod, err := resources.PollAny(ctx, c, scope.Namespaced("shop"), func(p *corev1.Pod) (bool, error) {
+//		return isReady(p), nil
+//	}, client.MatchingLabels{"app": "web"}, resources.Interval(time.Second))
+//
+// opts are controller-runtime's list options, as in [List], and
+// [Interval]. It sends one list per interval; an empty list is "none yet".
+// At the context's deadline it returns nil and an error of Kind Timeout that
+// says how many objects were last seen ("poll any Pod shop/: context
+// deadline exceeded; last seen 3 objects, none matching"); an error from
+// cond ends the poll and is returned as it is, with the object it was
+// asked about. Errors of Kind Unavailable are retried. The scope is checked
+// once, before the first list.
+func PollAny[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, cond func(P) (bool, error), opts ...client.ListOption) (P, error) {
+	interval := DefaultPollInterval
+	var listOpts []client.ListOption
+	for _, opt := range opts {
+		if i, ok := opt.(Interval); ok {
+			if i > 0 {
+				interval = time.Duration(i)
+			}
+			continue
+		}
+		listOpts = append(listOpts, opt)
+	}
+	newList, o, err := listOf[T, P](r, s)
+	if err != nil {
+		return nil, err
+	}
+	listOpts = inScope(s, listOpts)
+	seen := "nothing: no list finished"
+	for {
+		list := newList()
+		err := r.List(ctx, list, listOpts...)
+		if err == nil {
+			err = apimeta.EachListItem(list, func(item runtime.Object) error {
+				obj, ok := item.(P)
+				if !ok {
+					return fmt.Errorf("list item %T is not a %T", item, P(nil))
+				}
+				if done, cerr := cond(obj); cerr != nil || done {
+					return &found[P]{obj: obj, err: cerr}
+				}
+				return nil
+			})
+			if f, ok := errors.AsType[*found[P]](err); ok {
+				return f.obj, f.err
+			}
+			if err == nil {
+				seen = fmt.Sprintf("last seen %d objects, none matching", apimeta.LenList(list))
+			}
+		}
+		switch {
+		case err == nil:
+		case ctx.Err() == nil && !retriable(err):
+			return nil, koperrors.Wrap(err, "poll any", o)
+		case ctx.Err() == nil:
+			seen = "error: " + err.Error()
+		}
+		if err := wait(ctx, interval); err != nil {
+			return nil, timeout(err, "poll any", o, seen)
+		}
+	}
+}
+
+// found ends a walk over a list's items at the one cond decided on.
+type found[P any] struct {
+	obj P
+	err error
+}
+
+func (f *found[P]) Error() string { return "found" }
+
+// listOf checks scope s against T's kind and returns a constructor of T's
+// list type, from r's scheme, and the object errors name.
+func listOf[T any, P Object[T]](r Reader, s scope.Scope) (func() client.ObjectList, kopmeta.ObjectRef, error) {
+	probe := P(new(T))
+	gvk, err := kindOf(r, probe)
+	if err != nil {
+		return nil, kopmeta.ObjectRef{Namespace: s.Namespace()}, koperrors.WrapKind(koperrors.Invalid, err, "poll any", kopmeta.ObjectRef{Namespace: s.Namespace()})
+	}
+	o := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: s.Namespace()}
+	proto, err := r.Scheme().New(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
+	if err != nil {
+		return nil, o, koperrors.WrapKind(koperrors.Invalid, err, "poll any", o)
+	}
+	list, ok := proto.(client.ObjectList)
+	if !ok {
+		return nil, o, koperrors.Errorf(koperrors.Invalid, "poll any %s: %T is not a list", gvk.Kind, proto)
+	}
+	if _, err := target(r, "poll any", s, list, ""); err != nil {
+		return nil, o, err
+	}
+	return func() client.ObjectList { return list.DeepCopyObject().(client.ObjectList) }, o, nil
 }
 
 func pollOptions(opts []PollOption) PollOptions {

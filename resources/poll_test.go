@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/resources"
@@ -84,7 +86,7 @@ func TestPoll(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := resources.Delete[corev1.ConfigMap](t.Context(), c, scope.Namespaced(ns), "later"); err != nil {
+		if err := c.Delete(t.Context(), old); err != nil {
 			t.Fatal(err)
 		}
 		configMaps(t, ns, "later") // re-created under the same name
@@ -108,4 +110,95 @@ func TestPoll(t *testing.T) {
 			t.Errorf("Poll after cancel = %v, want context.Canceled and not a Timeout", err)
 		}
 	})
+}
+
+func TestDeleteWithFinalizerThenPollUntilGone(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c, tr := countedClient(t)
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "held", Finalizers: []string{"example.com/hold"}}}
+	if err := c.Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(t.Context(), cm); err != nil {
+		t.Fatal(err)
+	}
+
+	// The finalizer holds it: the wait times out and says why.
+	short, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+	defer cancel()
+	tr.Reset()
+	last, err := resources.PollUntilGone[corev1.ConfigMap](short, c, scope.Namespaced(ns), "held", resources.Interval(100*time.Millisecond))
+	reads := requests(tr)
+	t.Logf("PollUntilGone for 700ms at 100ms: %d reads", reads)
+	if koperrors.KindOf(err) != koperrors.Timeout || last == nil || last.DeletionTimestamp == nil {
+		t.Fatalf("PollUntilGone = %v, %v; want the terminating object and a Timeout", last, err)
+	}
+	for _, want := range []string{"wait for deletion of ConfigMap " + ns + "/held: ", "deleting since", "finalizers [example.com/hold]"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if reads < 4 || reads > 8 {
+		t.Errorf("%d reads in 700ms at a 100ms interval, want 4 to 8", reads)
+	}
+
+	// Released, it goes.
+	patch := client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))
+	if err := c.Patch(t.Context(), last, patch); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel2()
+	if last, err := resources.PollUntilGone[corev1.ConfigMap](ctx, c, scope.Namespaced(ns), "held"); last != nil || err != nil {
+		t.Errorf("PollUntilGone after the finalizer went = %v, %v; want nil, nil", last, err)
+	}
+}
+
+// PollAny returns the first object of a selected list that matches, once
+// one does; until then it polls, and at the deadline says what it saw.
+func TestPollAny(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c, tr := countedClient(t)
+	web := map[string]string{"app": "web"}
+	for _, cm := range []*corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-1", Labels: web}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-2", Labels: web}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Labels: map[string]string{"app": "db"}}, Data: map[string]string{"ready": "yes"}},
+	} {
+		if err := c.Create(t.Context(), cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ready := func(cm *corev1.ConfigMap) (bool, error) { return cm.Data["ready"] == "yes", nil }
+	selected := client.MatchingLabels{"app": "web"}
+	tr.Reset()
+
+	short, cancel := context.WithTimeout(t.Context(), 700*time.Millisecond)
+	defer cancel()
+	got, err := resources.PollAny(short, c, scope.Namespaced(ns), ready, selected, resources.Interval(100*time.Millisecond))
+	lists := requests(tr)
+	if got != nil || koperrors.KindOf(err) != koperrors.Timeout || !strings.Contains(err.Error(), "poll any ConfigMap "+ns+"/: context deadline exceeded; last seen 2 objects, none matching") {
+		t.Fatalf("PollAny with none ready = %v, %v; want nil and a Timeout that counts 2 objects", got, err)
+	}
+	if lists < 4 || lists > 8 {
+		t.Errorf("%d lists in 700ms at a 100ms interval, want 4 to 8", lists)
+	}
+
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"data":{"ready":"yes"}}`))
+		_ = cluster.Client().Patch(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "web-2"}}, patch)
+	}()
+	ctx, cancel2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel2()
+	got, err = resources.PollAny(ctx, c, scope.Namespaced(ns), ready, selected, resources.Interval(50*time.Millisecond))
+	if err != nil || got == nil || got.Name != "web-2" {
+		t.Fatalf("PollAny = %v, %v; want web-2", got, err)
+	}
+
+	boom := errors.New("boom")
+	got, err = resources.PollAny(t.Context(), c, scope.Namespaced(ns), func(*corev1.ConfigMap) (bool, error) { return false, boom }, selected)
+	if !errors.Is(err, boom) || got == nil {
+		t.Errorf("PollAny = %v, %v; want an object and boom", got, err)
+	}
 }

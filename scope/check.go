@@ -2,12 +2,9 @@ package scope
 
 import (
 	"fmt"
-	"strings"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 )
@@ -38,43 +35,26 @@ func (s Scope) Check(mapper apimeta.RESTMapper, gvk schema.GroupVersionKind) err
 	}
 	isNamespaced, err := kindIsNamespaced(mapper, gvk)
 	if err != nil {
-		kind := koperrors.KindOf(err)
-		if apimeta.IsNoMatchError(err) {
-			kind = koperrors.Invalid
-		}
-		return koperrors.Errorf(kind, "check scope %s for kind %s: %w", s, gvk, err)
+		return mapperError(err, "check scope %s for kind %s: %w", s, gvk, err)
 	}
 	switch {
-	case isNamespaced && !s.IsNamespaced():
+	case isNamespaced && !s.isNamespaced():
 		return koperrors.Errorf(koperrors.Invalid, "scope %s given for namespaced kind %s: use scope.Namespaced(ns) or scope.AllNamespaces", s, gvk)
-	case !isNamespaced && s.IsNamespaced():
+	case !isNamespaced && s.isNamespaced():
 		return koperrors.Errorf(koperrors.Invalid, "scope %s given for cluster-scoped kind %s: use scope.Cluster", s, gvk)
 	}
 	return nil
 }
 
-// CheckObject is [Scope.Check] for the kind of obj, found in scheme with
-// apiutil.GVKForObject: a typed object, an *unstructured.Unstructured or a
-// *metav1.PartialObjectMetadata with its apiVersion and kind set. obj may
-// also be a list (a client.ObjectList): the kind checked is then that of its
-// items, "DeploymentList" naming Deployment, as controller-runtime's client
-// does.
-//
-// An object whose kind cannot be found (a Go type missing from scheme, an
-// unstructured object without a kind) is an error of Kind Invalid that wraps
-// the scheme's error.
-func (s Scope) CheckObject(mapper apimeta.RESTMapper, obj runtime.Object, scheme *runtime.Scheme) error {
-	if err := s.Validate(); err != nil {
-		return err
+// mapperError is a RESTMapper's error with the message format: of Kind
+// Invalid for a kind the mapper does not know, of its own kind otherwise (a
+// failed discovery is Unavailable, and retried).
+func mapperError(err error, format string, args ...any) error {
+	kind := koperrors.KindOf(err)
+	if apimeta.IsNoMatchError(err) {
+		kind = koperrors.Invalid
 	}
-	gvk, err := apiutil.GVKForObject(obj, scheme)
-	if err != nil {
-		return koperrors.Errorf(koperrors.Invalid, "check scope %s: cannot tell the kind of %T: %w", s, obj, err)
-	}
-	if apimeta.IsListType(obj) {
-		gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
-	}
-	return s.Check(mapper, gvk)
+	return koperrors.Errorf(kind, format, args...)
 }
 
 // kindIsNamespaced asks the mapper whether gvk is namespaced, the way

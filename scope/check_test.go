@@ -8,15 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/scope"
@@ -107,57 +100,5 @@ func TestCheckMapperFailure(t *testing.T) {
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Errorf("Check() = %v, want it to wrap ECONNREFUSED", err)
-	}
-}
-
-func TestCheckObject(t *testing.T) {
-	unstructuredDeployment := &unstructured.Unstructured{}
-	unstructuredDeployment.SetGroupVersionKind(deployment)
-	partialClusterRole := &metav1.PartialObjectMetadata{}
-	partialClusterRole.SetGroupVersionKind(clusterRole)
-	unstructuredDeployments := &unstructured.UnstructuredList{}
-	unstructuredDeployments.SetGroupVersionKind(deployment.GroupVersion().WithKind("DeploymentList"))
-
-	tests := []struct {
-		name    string
-		scope   scope.Scope
-		obj     runtime.Object
-		scheme  *runtime.Scheme
-		wantErr string
-		prefix  bool // wantErr is the start of the message, the scheme's error goes on
-	}{
-		{"typed", scope.Namespaced("web"), &appsv1.Deployment{}, clientgoscheme.Scheme, "", false},
-		{"typed, wrong scope", scope.Cluster, &appsv1.Deployment{}, clientgoscheme.Scheme,
-			"scope Cluster given for namespaced kind apps/v1, Kind=Deployment: use scope.Namespaced(ns) or scope.AllNamespaces", false},
-		{"typed cluster kind", scope.Cluster, &corev1.Namespace{}, clientgoscheme.Scheme, "", false},
-		{"typed list", scope.AllNamespaces, &appsv1.DeploymentList{}, clientgoscheme.Scheme, "", false},
-		{"typed list, wrong scope", scope.AllNamespaces, &rbacv1.ClusterRoleList{}, clientgoscheme.Scheme,
-			"scope AllNamespaces given for cluster-scoped kind rbac.authorization.k8s.io/v1, Kind=ClusterRole: use scope.Cluster", false},
-		{"unstructured", scope.Namespaced("web"), unstructuredDeployment, clientgoscheme.Scheme, "", false},
-		{"unstructured list", scope.Cluster, unstructuredDeployments, clientgoscheme.Scheme,
-			"scope Cluster given for namespaced kind apps/v1, Kind=Deployment: use scope.Namespaced(ns) or scope.AllNamespaces", false},
-		{"partial metadata", scope.Namespaced("web"), partialClusterRole, clientgoscheme.Scheme,
-			`scope Namespaced("web") given for cluster-scoped kind rbac.authorization.k8s.io/v1, Kind=ClusterRole: use scope.Cluster`, false},
-		{"not in scheme", scope.Namespaced("web"), &appsv1.Deployment{}, runtime.NewScheme(),
-			`check scope Namespaced("web"): cannot tell the kind of *v1.Deployment: no kind is registered for the type v1.Deployment in scheme`, true},
-		{"unstructured without kind", scope.Cluster, &unstructured.Unstructured{}, clientgoscheme.Scheme,
-			"check scope Cluster: cannot tell the kind of *unstructured.Unstructured: Object 'Kind' is missing in", true},
-		{"invalid scope first", scope.Namespaced(""), &appsv1.Deployment{}, runtime.NewScheme(),
-			`scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := tt.scope.CheckObject(staticMapper(), tt.obj, tt.scheme)
-			got := errString(err)
-			if tt.prefix {
-				got = got[:min(len(got), len(tt.wantErr))]
-			}
-			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
-				t.Fatalf("CheckObject() error (-want +got):\n%s", diff)
-			}
-			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
-				t.Errorf("CheckObject() error kind = %s, want Invalid", koperrors.KindOf(err))
-			}
-		})
 	}
 }

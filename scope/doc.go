@@ -17,8 +17,9 @@
 //	scope Cluster given for namespaced kind apps/v1, Kind=Deployment: use scope.Namespaced(ns) or scope.AllNamespaces
 //	scope Namespaced("default") given for cluster-scoped kind rbac.authorization.k8s.io/v1, Kind=ClusterRole: use scope.Cluster
 //
-// [Scope.CheckObject] does the same for an object or a list, its kind taken
-// from a scheme.
+// [Of] asks the same RESTMapper for the scope an object of a kind has in a
+// namespace; with [Scope.ApplyTo] it checks (and defaults) an object's
+// namespace against its kind, as gc.Delete and reconciler.Sync do.
 //
 // Namespaced("") is an error on its own ([Scope.Validate]): an empty
 // namespace would mean "every namespace" to a List, which is what
@@ -32,10 +33,9 @@
 //
 // # Using a scope
 //
-// [Scope.Namespace] and [Scope.IsNamespaced] read it; [Scope.ListOptions]
-// turns it into controller-runtime list options; [Scope.ApplyTo] puts an
-// object in it, refusing to move an object that already names another
-// namespace; [Of] gives the scope of an object read from the server.
+// [Scope.Namespace] reads it; [Scope.ListOptions] turns it into
+// controller-runtime list options; [Scope.ApplyTo] puts an object in it,
+// refusing to move an object that already names another namespace.
 //
 // # A value, not an interface
 //

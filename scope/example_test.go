@@ -8,7 +8,6 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -40,18 +39,6 @@ func ExampleScope_Check() {
 	// scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace
 }
 
-// CheckObject finds the kind in the scheme; a list is checked for its items.
-func ExampleScope_CheckObject() {
-	mapper := apimeta.NewDefaultRESTMapper(nil)
-	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), apimeta.RESTScopeNamespace)
-
-	fmt.Println(scope.AllNamespaces.CheckObject(mapper, &appsv1.DeploymentList{}, clientgoscheme.Scheme))
-	fmt.Println(scope.Cluster.CheckObject(mapper, &appsv1.Deployment{}, clientgoscheme.Scheme))
-	// Output:
-	// <nil>
-	// scope Cluster given for namespaced kind apps/v1, Kind=Deployment: use scope.Namespaced(ns) or scope.AllNamespaces
-}
-
 func ExampleScope_ApplyTo() {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "settings"}}
 	if err := scope.Namespaced("team-a").ApplyTo(cm); err != nil {
@@ -62,8 +49,8 @@ func ExampleScope_ApplyTo() {
 	fmt.Println(scope.Cluster.ApplyTo(cm))
 	// Output:
 	// team-a
-	// set scope ConfigMap team-a/settings: metadata.namespace is "team-a" but the scope is Namespaced("team-b")
-	// set scope ConfigMap team-a/settings: metadata.namespace is "team-a" but the scope is Cluster
+	// metadata.namespace is "team-a" but the scope is Namespaced("team-b")
+	// metadata.namespace is "team-a" but the kind is cluster-scoped (scope Cluster)
 }
 
 func ExampleScope_ListOptions() {
@@ -79,21 +66,18 @@ func ExampleScope_ListOptions() {
 	// namespace ""
 }
 
-// Of gives the scope of an object read from the API server. Scopes are
-// comparable, so they group objects in a map.
+// Of asks the RESTMapper for the scope of a kind; with ApplyTo it checks an
+// object's namespace against its kind.
 func ExampleOf() {
-	objs := []client.Object{
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "a"}},
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "b"}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}},
-	}
-	count := map[scope.Scope]int{}
-	for _, obj := range objs {
-		count[scope.Of(obj)]++
-	}
-	fmt.Println(count[scope.Namespaced("team-a")], count[scope.Cluster])
-	fmt.Println(scope.Of(objs[0]) == scope.Namespaced("team-a"))
+	mapper := apimeta.NewDefaultRESTMapper(nil)
+	mapper.Add(appsv1.SchemeGroupVersion.WithKind("Deployment"), apimeta.RESTScopeNamespace)
+	deployment := appsv1.SchemeGroupVersion.WithKind("Deployment")
+
+	s, _ := scope.Of(mapper, deployment, "team-a")
+	fmt.Println(s)
+	s, _ = scope.Of(mapper, deployment, "")
+	fmt.Println(s.ApplyTo(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}}))
 	// Output:
-	// 2 1
-	// true
+	// Namespaced("team-a")
+	// scope AllNamespaces cannot place an object: an object of a namespaced kind must name its namespace
 }

@@ -1,23 +1,41 @@
 package scope
 
 import (
-	"fmt"
-
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
-	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
-// Of returns the scope an existing object lives in: Namespaced(its
-// namespace), or [Cluster] when its namespace is empty. It is meant for
-// objects read from the API server, whose namespace tells their kind's scope;
-// on an object being built, an empty namespace may just mean "not set yet".
-func Of(obj client.Object) Scope {
-	if ns := obj.GetNamespace(); ns != "" {
-		return Namespaced(ns)
+// Of returns the scope an object of kind gvk in namespace has, as the
+// RESTMapper tells: [Cluster] for a cluster-scoped kind (namespace is not
+// looked at), Namespaced(namespace) for a namespaced kind, and
+// [AllNamespaces] for a namespaced kind when namespace is empty. Errors are
+// those of [Scope.Check]: a kind the mapper does not know is of Kind Invalid
+// and wraps the mapper's NoKindMatchError (apimeta.IsNoMatchError sees it).
+//
+// With [Scope.ApplyTo] it checks an object's namespace against its kind
+// before anything is sent:
+//
+//	s, err := scope.Of(c.RESTMapper(), gvk, obj.GetNamespace())
+//	if err == nil {
+//		err = s.ApplyTo(obj) // AllNamespaces: a namespaced object without a namespace
+//	}
+func Of(mapper apimeta.RESTMapper, gvk schema.GroupVersionKind, namespace string) (Scope, error) {
+	if gvk.Kind == "" {
+		return Scope{}, koperrors.Errorf(koperrors.Invalid, "scope of %s: no kind given", gvk)
 	}
-	return Cluster
+	isNamespaced, err := kindIsNamespaced(mapper, gvk)
+	switch {
+	case err != nil:
+		return Scope{}, mapperError(err, "scope of kind %s: %w", gvk, err)
+	case !isNamespaced:
+		return Cluster, nil
+	case namespace == "":
+		return AllNamespaces, nil
+	}
+	return Namespaced(namespace), nil
 }
 
 // ListOptions returns the scope as controller-runtime list options:
@@ -43,30 +61,28 @@ func (s Scope) ListOptions() []client.ListOption {
 //   - [AllNamespaces] and invalid scopes (see [Scope.Validate]) are refused:
 //     an object lives in one place.
 //
-// Errors are of Kind Invalid and name the object and both values:
+// Errors are of Kind Invalid and name both values; the caller names the
+// object and what it was doing:
 //
-//	set scope ConfigMap team-a/settings: metadata.namespace is "team-a" but the scope is Namespaced("team-b")
+//	metadata.namespace is "team-a" but the scope is Namespaced("team-b")
 //
-// ApplyTo does not know obj's kind; [Scope.Check] or [Scope.CheckObject] is
-// the test that the scope fits it.
+// ApplyTo does not know obj's kind; [Of] gives the scope that fits it, and
+// [Scope.Check] tests a scope against it.
 func (s Scope) ApplyTo(obj client.Object) error {
 	if err := s.Validate(); err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, "set scope", kopmeta.RefOf(obj))
+		return err
 	}
 	have := obj.GetNamespace()
 	switch s.kind {
 	case allNamespaces:
-		return koperrors.WrapKind(koperrors.Invalid,
-			fmt.Errorf("scope AllNamespaces cannot place an object: use scope.Namespaced(ns)"), "set scope", kopmeta.RefOf(obj))
+		return koperrors.Errorf(koperrors.Invalid, "scope AllNamespaces cannot place an object: an object of a namespaced kind must name its namespace")
 	case cluster:
 		if have != "" {
-			return koperrors.WrapKind(koperrors.Invalid,
-				fmt.Errorf("metadata.namespace is %q but the scope is Cluster", have), "set scope", kopmeta.RefOf(obj))
+			return koperrors.Errorf(koperrors.Invalid, "metadata.namespace is %q but the kind is cluster-scoped (scope Cluster)", have)
 		}
 	case namespaced:
 		if have != "" && have != s.namespace {
-			return koperrors.WrapKind(koperrors.Invalid,
-				fmt.Errorf("metadata.namespace is %q but the scope is %s", have, s), "set scope", kopmeta.RefOf(obj))
+			return koperrors.Errorf(koperrors.Invalid, "metadata.namespace is %q but the scope is %s", have, s)
 		}
 		obj.SetNamespace(s.namespace)
 	}

@@ -1,11 +1,14 @@
 package scope_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -49,16 +52,16 @@ func TestApplyTo(t *testing.T) {
 		{"sets namespace", scope.Namespaced("a"), "", "a", ""},
 		{"same namespace", scope.Namespaced("a"), "a", "a", ""},
 		{"different namespace", scope.Namespaced("a"), "b", "b",
-			`set scope ConfigMap b/cm: metadata.namespace is "b" but the scope is Namespaced("a")`},
+			`metadata.namespace is "b" but the scope is Namespaced("a")`},
 		{"cluster on bare object", scope.Cluster, "", "", ""},
 		{"cluster on object with a namespace", scope.Cluster, "b", "b",
-			`set scope ConfigMap b/cm: metadata.namespace is "b" but the scope is Cluster`},
+			`metadata.namespace is "b" but the kind is cluster-scoped (scope Cluster)`},
 		{"all namespaces", scope.AllNamespaces, "", "",
-			"set scope ConfigMap cm: scope AllNamespaces cannot place an object: use scope.Namespaced(ns)"},
+			"scope AllNamespaces cannot place an object: an object of a namespaced kind must name its namespace"},
 		{"empty namespace", scope.Namespaced(""), "", "",
-			`set scope ConfigMap cm: scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace`},
+			`scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace`},
 		{"unset", scope.Scope{}, "b", "b",
-			"set scope ConfigMap b/cm: scope is unset: use scope.Namespaced(ns), scope.Cluster or scope.AllNamespaces"},
+			"scope is unset: use scope.Namespaced(ns), scope.Cluster or scope.AllNamespaces"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,18 +82,31 @@ func TestApplyTo(t *testing.T) {
 
 func TestOf(t *testing.T) {
 	tests := []struct {
-		name string
-		obj  client.Object
-		want scope.Scope
+		name      string
+		gvk       schema.GroupVersionKind
+		namespace string
+		want      scope.Scope
+		wantErr   string
 	}{
-		{"namespaced object", &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "x", Name: "cm"}}, scope.Namespaced("x")},
-		{"cluster object", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, scope.Cluster},
+		{"namespaced kind", deployment, "x", scope.Namespaced("x"), ""},
+		{"namespaced kind, no namespace", deployment, "", scope.AllNamespaces, ""},
+		{"cluster kind", clusterRole, "", scope.Cluster, ""},
+		{"cluster kind, a namespace is not looked at", namespace, "x", scope.Cluster, ""},
+		{"unknown kind", widget, "x", scope.Scope{}, "scope of kind example.com/v1, Kind=Widget: no matches for kind"},
+		{"no kind", schema.GroupVersionKind{}, "x", scope.Scope{}, "scope of /, Kind=: no kind given"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := scope.Of(tt.obj); got != tt.want {
-				t.Errorf("Of() = %s, want %s", got, tt.want)
+			got, err := scope.Of(staticMapper(), tt.gvk, tt.namespace)
+			if got != tt.want || !strings.HasPrefix(errString(err), tt.wantErr) || (err == nil) != (tt.wantErr == "") {
+				t.Errorf("Of() = %s, %v; want %s, %q", got, err, tt.want, tt.wantErr)
+			}
+			if err != nil && koperrors.KindOf(err) != koperrors.Invalid {
+				t.Errorf("Of() error kind = %s, want Invalid", koperrors.KindOf(err))
 			}
 		})
+	}
+	if _, err := scope.Of(staticMapper(), widget, ""); !apimeta.IsNoMatchError(err) {
+		t.Errorf("Of() of an unknown kind = %v, want a NoKindMatchError", err)
 	}
 }

@@ -59,10 +59,10 @@ func Namespaced(namespace string) Scope {
 // [Cluster], [AllNamespaces] and the zero Scope.
 func (s Scope) Namespace() string { return s.namespace }
 
-// IsNamespaced reports whether the scope is for a namespaced kind:
+// isNamespaced reports whether the scope is for a namespaced kind:
 // Namespaced(ns) or [AllNamespaces]. It is false for [Cluster] and the zero
 // Scope.
-func (s Scope) IsNamespaced() bool { return s.kind == namespaced || s.kind == allNamespaces }
+func (s Scope) isNamespaced() bool { return s.kind == namespaced || s.kind == allNamespaces }
 
 // IsZero reports whether the scope is the zero, unset Scope.
 func (s Scope) IsZero() bool { return s.kind == unset }

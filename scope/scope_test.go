@@ -12,24 +12,23 @@ import (
 
 func TestAccessors(t *testing.T) {
 	type view struct {
-		Namespace    string
-		IsNamespaced bool
-		IsZero       bool
-		String       string
+		Namespace string
+		IsZero    bool
+		String    string
 	}
 	tests := []struct {
 		scope scope.Scope
 		want  view
 	}{
-		{scope.Namespaced("a"), view{Namespace: "a", IsNamespaced: true, String: `Namespaced("a")`}},
-		{scope.Namespaced(""), view{IsNamespaced: true, String: `Namespaced("")`}},
-		{scope.AllNamespaces, view{IsNamespaced: true, String: "AllNamespaces"}},
+		{scope.Namespaced("a"), view{Namespace: "a", String: `Namespaced("a")`}},
+		{scope.Namespaced(""), view{String: `Namespaced("")`}},
+		{scope.AllNamespaces, view{String: "AllNamespaces"}},
 		{scope.Cluster, view{String: "Cluster"}},
 		{scope.Scope{}, view{IsZero: true, String: "Scope{}"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want.String, func(t *testing.T) {
-			got := view{tt.scope.Namespace(), tt.scope.IsNamespaced(), tt.scope.IsZero(), tt.scope.String()}
+			got := view{tt.scope.Namespace(), tt.scope.IsZero(), tt.scope.String()}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("accessors (-want +got):\n%s", diff)
 			}

@@ -3,13 +3,13 @@
 // its context ends.
 //
 // Three shapes, with the same signature (a kind as type parameter, a client
-// that can watch, a [scope.Scope], options such as [MatchingLabels]):
+// that can watch, a [scope.Scope], and controller-runtime's list options):
 //
 //	// Cheapest: a value on every add, change or delete, coalesced.
 //	changed, err := watch.Signal[*corev1.ConfigMap](ctx, c, scope.Namespaced("shop"))
 //
 //	// The object on every add or change.
-//	objs, err := watch.Objects[*appsv1.Deployment](ctx, c, scope.AllNamespaces, watch.MatchingLabels{"app": "web"})
+//	objs, err := watch.Objects[*appsv1.Deployment](ctx, c, scope.AllNamespaces, client.MatchingLabels{"app": "web"})
 //
 //	// Applied and Deleted events.
 //	events, err := watch.Events[*corev1.Node](ctx, c, scope.Cluster)
@@ -23,6 +23,13 @@
 // c is a controller-runtime client.WithWatch (client.NewWithWatch). The scope
 // is checked against the RESTMapper first: a wrong one is an Invalid error
 // and nothing is started.
+//
+// The options select on the server: client.MatchingLabels,
+// client.MatchingLabelsSelector, client.HasLabels, client.MatchingFields and
+// client.MatchingFieldsSelector. Only their selectors are used: the scope
+// says the namespace (a client.InNamespace is ignored), and the informer
+// pages and resumes on its own (client.Limit and client.Continue are
+// ignored).
 //
 // # Disconnects and re-lists
 //

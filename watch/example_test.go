@@ -27,7 +27,7 @@ func ExampleEvents() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	events, err := watch.Events[*corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), watch.MatchingLabels{"app": "web"})
+	events, err := watch.Events[*corev1.ConfigMap](ctx, c, scope.Namespaced("shop"), client.MatchingLabels{"app": "web"})
 	if err != nil {
 		fmt.Println(err)
 		return

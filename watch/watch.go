@@ -53,7 +53,7 @@ type Event[T client.Object] struct {
 // consumer is busy, one value waits. It is the cheapest watch, for "something
 // changed, look again". The channel closes when ctx ends, after the watch has
 // stopped.
-func Signal[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...Option) (<-chan struct{}, error) {
+func Signal[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...client.ListOption) (<-chan struct{}, error) {
 	q := newCoalescer[struct{}]()
 	signal := func(any) { q.push("", struct{}{}) }
 	return run[T](ctx, c, s, opts, q, cache.ResourceEventHandlerFuncs{
@@ -67,7 +67,7 @@ func Signal[T client.Object](ctx context.Context, c client.WithWatch, s scope.Sc
 // it is added or changed. A slow consumer gets the latest state of each
 // changed object once, not every state in between; deletions are not sent
 // (use [Events]), and an object deleted while it waits is dropped.
-func Objects[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...Option) (<-chan T, error) {
+func Objects[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...client.ListOption) (<-chan T, error) {
 	q := newCoalescer[T]()
 	push := func(obj any) {
 		if o, ok := obj.(T); ok {
@@ -91,7 +91,7 @@ func Objects[T client.Object](ctx context.Context, c client.WithWatch, s scope.S
 // stays consistent with the server. A slow consumer gets the latest event of
 // each object, not every event in between: memory grows with the number of
 // objects, never with the rate of change.
-func Events[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...Option) (<-chan Event[T], error) {
+func Events[T client.Object](ctx context.Context, c client.WithWatch, s scope.Scope, opts ...client.ListOption) (<-chan Event[T], error) {
 	q := newCoalescer[Event[T]]()
 	applied := func(obj any) {
 		if o, ok := obj.(T); ok {
@@ -111,14 +111,17 @@ func Events[T client.Object](ctx context.Context, c client.WithWatch, s scope.Sc
 
 // run starts an informer for T feeding handler, and a goroutine that drains
 // q into the returned channel until ctx ends.
-func run[T client.Object, V any](ctx context.Context, c client.WithWatch, s scope.Scope, opts []Option,
+func run[T client.Object, V any](ctx context.Context, c client.WithWatch, s scope.Scope, opts []client.ListOption,
 	q *coalescer[V], handler cache.ResourceEventHandler,
 ) (<-chan V, error) {
 	example, newList, err := kindOf[T](c, s)
 	if err != nil {
 		return nil, err
 	}
-	o := buildOptions(opts)
+	var o client.ListOptions
+	o.ApplyOptions(opts)
+	// The selectors only: the scope says the namespace, and the informer
+	// pages and resumes on its own.
 	listOptions := func(raw metav1.ListOptions) *client.ListOptions {
 		return &client.ListOptions{Namespace: s.Namespace(), LabelSelector: o.LabelSelector, FieldSelector: o.FieldSelector, Raw: &raw}
 	}

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -93,33 +94,48 @@ func TestEventsFollowChanges(t *testing.T) {
 	})
 }
 
-func TestLabelSelectorFiltersOnServer(t *testing.T) {
-	ns := cluster.Namespace(t)
-	c := cluster.Client()
-	objects, err := watch.Objects[*corev1.ConfigMap](t.Context(), watchClient(t, cluster.Config), scope.Namespaced(ns), watch.MatchingLabels{"app": "web"})
-	if err != nil {
-		t.Fatal(err)
+// controller-runtime's list options select on the server; the scope, not
+// a client.InNamespace, says the namespace.
+func TestSelectorsFilterOnServer(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []client.ListOption
+	}{
+		{"labels", []client.ListOption{client.MatchingLabels{"app": "web"}}},
+		{"label selector", []client.ListOption{client.MatchingLabelsSelector{Selector: labels.SelectorFromSet(labels.Set{"app": "web"})}}},
+		{"fields", []client.ListOption{client.MatchingFields{"metadata.name": "web"}}},
+		{"namespace option ignored", []client.ListOption{client.InNamespace("default"), client.MatchingLabels{"app": "web"}}},
 	}
-	for _, cm := range []*corev1.ConfigMap{
-		configMap(ns, "other", "x", map[string]string{"app": "db"}),
-		configMap(ns, "web", "y", map[string]string{"app": "web"}),
-	} {
-		if err := c.Create(t.Context(), cm); err != nil {
-			t.Fatal(err)
-		}
-	}
-	select {
-	case got := <-objects:
-		if got.Name != "web" {
-			t.Fatalf("got %s, want only the labelled object", got.Name)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no object")
-	}
-	select {
-	case got := <-objects:
-		t.Fatalf("got %s as well", got.Name)
-	case <-time.After(500 * time.Millisecond):
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := cluster.Namespace(t)
+			c := cluster.Client()
+			objects, err := watch.Objects[*corev1.ConfigMap](t.Context(), watchClient(t, cluster.Config), scope.Namespaced(ns), tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, cm := range []*corev1.ConfigMap{
+				configMap(ns, "other", "x", map[string]string{"app": "db"}),
+				configMap(ns, "web", "y", map[string]string{"app": "web"}),
+			} {
+				if err := c.Create(t.Context(), cm); err != nil {
+					t.Fatal(err)
+				}
+			}
+			select {
+			case got := <-objects:
+				if got.Name != "web" || got.Namespace != ns {
+					t.Fatalf("got %s/%s, want only %s/web", got.Namespace, got.Name, ns)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no object")
+			}
+			select {
+			case got := <-objects:
+				t.Fatalf("got %s as well", got.Name)
+			case <-time.After(500 * time.Millisecond):
+			}
+		})
 	}
 }
 
