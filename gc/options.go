@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/kopgo/kopgo/internal/telemetry"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -80,7 +81,7 @@ func isEverything(sel labels.Selector) bool { return sel == nil || sel.Empty() }
 func (o Options) finish(span trace.Span, res Result, err error) {
 	span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
 	if o.Metrics != nil && !o.DryRun {
-		o.Metrics.RecordDeletions(o.Controller, len(res.Deleted))
+		(*telemetry.Metrics)(o.Metrics).RecordDeletions(o.Controller, len(res.Deleted))
 	}
-	observability.EndSpan(span, "", err)
+	telemetry.EndSpan(span, "", err)
 }
