@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/observability"
 )
 
 // Apply server-side applies obj, which is one of:
@@ -44,20 +44,20 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res 
 	for _, opt := range opts {
 		opt.ApplyToApplyOptions(&o)
 	}
-	ctx, span := observability.StartSpan(ctx, "apply")
+	ctx, span := telemetry.StartSpan(ctx, "apply")
 	defer func() {
 		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
 		if err == nil && !o.DryRun && a.metrics != nil {
-			a.metrics.RecordApply(a.controller, res.Outcome.String())
+			(*telemetry.Metrics)(a.metrics).RecordApply(a.controller, res.Outcome.String())
 		}
-		observability.EndSpan(span, "", err)
+		telemetry.EndSpan(span, "", err)
 	}()
 	in, err := toIntent(obj, a.scheme)
 	if err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", describe(obj))
 	}
 	ref := kopmeta.ObjectRef{Group: in.gvk.Group, Kind: in.gvk.Kind, Namespace: in.namespace, Name: in.name}
-	span.SetAttributes(attribute.String("k8s.object.kind", ref.Kind), attribute.String("k8s.namespace.name", ref.Namespace), attribute.String("k8s.object.name", ref.Name))
+	span.SetAttributes(telemetry.ObjectAttrs(ref.Kind, ref.Namespace, ref.Name)...)
 	return a.apply(ctx, in, ref, o)
 }
 

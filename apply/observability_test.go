@@ -34,8 +34,8 @@ func TestApplyMetricsAndSpans(t *testing.T) {
 	want := `
 # HELP kopgo_apply_total` + applyHelp(t, reg) + `
 # TYPE kopgo_apply_total counter
-kopgo_apply_total{controller="web",outcome="Created"} 1
-kopgo_apply_total{controller="web",outcome="Unchanged"} 1
+kopgo_apply_total{controller="web",outcome="created"} 1
+kopgo_apply_total{controller="web",outcome="unchanged"} 1
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "kopgo_apply_total"); err != nil {
 		t.Error(err)

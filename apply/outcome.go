@@ -14,8 +14,8 @@ const (
 	Updated
 )
 
-// String returns "Unchanged", "Created" or "Updated"; these are the values
-// of the outcome label of kopgo's apply metrics.
+// String returns "Unchanged", "Created" or "Updated"; lower-cased, these are
+// the values of the outcome label of kopgo's apply metrics.
 func (o Outcome) String() string {
 	switch o {
 	case Unchanged:

@@ -61,6 +61,7 @@ type Builder[T client.Object] struct {
 	watcher     *cache.ByObject
 	fieldOwner  string
 	recorder    observability.Recorder
+	ownRecorder *observability.EventRecorder // made by setup when recorder is nil
 	rOptions    []reconciler.Option
 }
 
@@ -266,8 +267,9 @@ func (b *Builder[T]) WatcherConfig(cfg cache.ByObject) *Builder[T] { b.watcher =
 // heap. A WatcherConfig transform replaces it for the primary kind.
 func (b *Builder[T]) FieldOwner(name string) *Builder[T] { b.fieldOwner = name; return b }
 
-// Recorder sets the event recorder (default: one sending events.k8s.io/v1
-// events as the controller).
+// Recorder sets the event recorder (default: [observability.NewRecorder]
+// with the controller name, writing events.k8s.io/v1 events through the
+// manager's client).
 func (b *Builder[T]) Recorder(r observability.Recorder) *Builder[T] { b.recorder = r; return b }
 
 func (b *Builder[T]) err() error {
@@ -294,15 +296,13 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	}
 	recorder := b.recorder
 	if recorder == nil {
-		r, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), b.name)
+		// Writes through the manager's client; flushed when the manager
+		// stops (and by Run once it has stopped).
+		r, err := observability.NewRecorder(mgr, b.name)
 		if err != nil {
 			return koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
 		}
-		// Flushed and stopped when the manager stops.
-		if err := mgr.Add(r); err != nil {
-			return koperrors.Wrap(err, "add event recorder", kopmeta.ObjectRef{})
-		}
-		recorder = r
+		recorder, b.ownRecorder = r, r
 	}
 	metrics, err := observability.Default()
 	if err != nil {
@@ -438,7 +438,14 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	if err := b.setup(mgr, true); err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	err = mgr.Start(ctx)
+	if b.ownRecorder != nil {
+		// Events recorded while the reconciles drained: their counts too.
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		b.ownRecorder.Shutdown(flushCtx)
+		cancel()
+	}
+	return err
 }
 
 // probeServer serves /healthz and /readyz. It answers 503 Service

@@ -119,7 +119,7 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		Concurrency(2).
 		ReconcilerOptions(reconciler.WithTimeout(10*time.Second)).
 		GracefulShutdown(5*time.Second).
-		Recorder(observability.Nop{}))
+		Recorder(&observability.FakeRecorder{}))
 
 	eventually(t, 30*time.Second, "/readyz 200", func() error {
 		code, body, err := get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
@@ -197,7 +197,7 @@ func TestReadinessFollowsAPIServer(t *testing.T) {
 	var reconciles atomic.Int32
 	kit.StopAPIServer()
 	run(t, kopcontroller.New[*widget.Widget]("widgets-readiness", childMaker(&reconciles)).
-		Config(kit.Config).Scheme(scheme).HealthPort(health).Recorder(observability.Nop{}))
+		Config(kit.Config).Scheme(scheme).HealthPort(health).Recorder(&observability.FakeRecorder{}))
 	readyz := fmt.Sprintf("http://127.0.0.1:%d/readyz", health)
 	want := func(code int) func() error {
 		return func() error {
@@ -233,7 +233,7 @@ func TestLeaderElectionHandsOver(t *testing.T) {
 	// processes with the same name.
 	build := func(name string, counter *atomic.Int32) *kopcontroller.Builder[*widget.Widget] {
 		return kopcontroller.New[*widget.Widget](name, childMaker(counter)).
-			Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+			Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 			LabelSelector("le="+ns).
 			LeaderElection(ns, "widgets-leader").
 			LeaderElectionTimings(3*time.Second, 2*time.Second, 200*time.Millisecond)

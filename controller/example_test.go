@@ -20,7 +20,7 @@ import (
 // watches. It runs against the cluster in KUBECONFIG until SIGTERM.
 func ExampleBuilder_Run() {
 	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, env *reconciler.Env) error {
-		env.Recorder.Normal(w, "Seen", "Reconcile", fmt.Sprintf("size %d", w.Spec.Size))
+		env.Recorder.Normal(w, nil, "Seen", "Reconcile", fmt.Sprintf("size %d", w.Spec.Size))
 		return nil
 	})
 	if _, err := ctrl.GetConfig(); err != nil {

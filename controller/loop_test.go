@@ -132,7 +132,7 @@ func TestPersistentAlreadyExistsBacksOffAndShows(t *testing.T) {
 		return env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}})
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-exists", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
 	n := attemptsDuring(t, &calls, 8*time.Second)
 	t.Logf("%d attempts in 8 s", n)
@@ -160,7 +160,7 @@ func TestPersistentConflictBacksOffAndShows(t *testing.T) {
 		return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("the object has been modified"))
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-conflict", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
 	n := attemptsDuring(t, &calls, 8*time.Second)
 	t.Logf("%d attempts in 8 s", n)
@@ -181,7 +181,7 @@ func TestFailedStatusWriteIsRetried(t *testing.T) {
 	}}
 	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error { return nil })
 	run(t, kopcontroller.New[*widget.Widget]("loop-status", r).
-		Config(faultyConfig(f)).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(faultyConfig(f)).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
 	eventually(t, 20*time.Second, "Ready=True at the current generation", readyIs(t, w, metav1.ConditionTrue, ""))
 	if !failed.Load() {
@@ -199,7 +199,7 @@ func TestKindWithoutGenerationSeesDataChanges(t *testing.T) {
 		return nil
 	})
 	run(t, kopcontroller.New[*corev1.ConfigMap]("loop-configmaps", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "c", Labels: map[string]string{"loop": ns}}, Data: map[string]string{"v": "1"}}
 	if err := cluster.Client().Create(t.Context(), cm); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestControllerRuntimeCountersAgree(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- kopcontroller.New[*widget.Widget](name, r).
-			Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop=" + ns).Run(ctx)
+			Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).Run(ctx)
 	}()
 	for n := range outcomes {
 		createWidget(t, ns, n, ns)
@@ -317,7 +317,7 @@ func TestShutdownDrainsInFlightReconciles(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- kopcontroller.New[*widget.Widget]("loop-drain", r).
-			Config(faultyConfig(f)).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop=" + ns).
+			Config(faultyConfig(f)).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).
 			Concurrency(3).GracefulShutdown(10 * time.Second).Run(ctx)
 	}()
 	var parents []*widget.Widget
@@ -386,7 +386,7 @@ func TestHungReconcileDoesNotStopOthers(t *testing.T) {
 	// stops first, then the hung call returns.
 	t.Cleanup(func() { close(release) })
 	run(t, kopcontroller.New[*widget.Widget]("loop-hung", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).
 		Concurrency(1).ReconcilerOptions(reconciler.WithTimeout(500*time.Millisecond)).GracefulShutdown(2*time.Second))
 	h := createWidget(t, ns, "hung", ns)
 	eventually(t, 20*time.Second, "the hung reconcile started", func() error { return atLeast(&hung, 1) })
@@ -423,7 +423,7 @@ func TestRecoveryAfterOutageIsPrompt(t *testing.T) {
 		return koperrors.RequeueAfter(nil, 500*time.Millisecond) // poll
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-outage", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	for i := range 5 {
 		createWidget(t, ns, fmt.Sprintf("w%d", i), ns)
 	}
@@ -465,7 +465,7 @@ func TestPredicatesReplaceTheStatusOnlyFilter(t *testing.T) {
 		return nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-predicates", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns).Predicates())
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).Predicates())
 	w := createWidget(t, ns, "w", ns)
 	eventually(t, 20*time.Second, "Ready", readyIs(t, w, metav1.ConditionTrue, ""))
 	time.Sleep(time.Second) // the reconciler's own status write comes back once
@@ -500,7 +500,7 @@ func TestApplierLeavesUnwatchedKindsOutOfTheCache(t *testing.T) {
 		return err
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-applier", r).
-		Config(cfg).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cfg).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
 	eventually(t, 20*time.Second, "Ready after applying a ConfigMap", readyIs(t, w, metav1.ConditionTrue, ""))
 }
@@ -540,7 +540,7 @@ func (withCleanup) Cleanup(context.Context, *widget.Widget, *reconciler.Env) err
 func TestReconcilerOptionsSetTheFinalizerName(t *testing.T) {
 	ns := cluster.Namespace(t)
 	run(t, kopcontroller.New[*widget.Widget]("loop-finalizer", withCleanup{}).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).
 		ReconcilerOptions(reconciler.WithFinalizerName("widgets.example.com/cleanup")))
 	w := createWidget(t, ns, "w", ns)
 	eventually(t, 20*time.Second, "the user's finalizer", func() error {
@@ -595,7 +595,7 @@ func TestRestartOverConvergedParentsWritesNothing(t *testing.T) {
 		done := make(chan error, 1)
 		go func() {
 			done <- kopcontroller.New[*widget.Widget](name, r).
-				Config(faultyConfig(f)).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop=" + ns).
+				Config(faultyConfig(f)).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).
 				FieldOwner("loop-restart").Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).Run(ctx)
 		}()
 		return func() {
@@ -643,7 +643,7 @@ func TestSyncChildKindsAreWatched(t *testing.T) {
 			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-child"}, Data: map[string]string{"a": "b"}}}, nil
 		})
 	run(t, kopcontroller.New[*widget.Widget]("loop-sync-owns", sync).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("loop="+ns))
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
 	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-child"}}
 	eventually(t, 20*time.Second, "the child", func() error {

@@ -42,7 +42,7 @@ func TestWatchAndWithWatches(t *testing.T) {
 		return nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-watch", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 		LabelSelector("watch="+ns).
 		Watch(&corev1.Secret{}, owners.LabelMapper(label)).
 		WithWatches(func(b *builder.Builder) {
@@ -88,7 +88,7 @@ func TestConcurrency(t *testing.T) {
 		return nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-concurrency", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 		LabelSelector("conc="+ns).Concurrency(2))
 	for _, n := range []string{"a", "b"} {
 		w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: n, Labels: map[string]string{"conc": ns}}}
@@ -115,7 +115,7 @@ func TestGracefulShutdownLetsInFlightWorkFinish(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- kopcontroller.New[*widget.Widget]("widgets-shutdown", r).
-			Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+			Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 			LabelSelector("shutdown=" + ns).GracefulShutdown(10 * time.Second).Run(ctx)
 	}()
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w", Labels: map[string]string{"shutdown": ns}}}
@@ -152,7 +152,7 @@ func TestReconcileTimeout(t *testing.T) {
 		return ctx.Err()
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-timeout", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 		LabelSelector("timeout="+ns).ReconcilerOptions(reconciler.WithTimeout(300*time.Millisecond)))
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slow", Labels: map[string]string{"timeout": ns}}}
 	if err := cluster.Client().Create(t.Context(), w); err != nil {
@@ -179,7 +179,7 @@ func TestWatcherConfig(t *testing.T) {
 		return nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-watcher", r).
-		Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
 		WatcherConfig(cache.ByObject{Field: fields.OneTermEqualSelector("metadata.namespace", ns)}).
 		LabelSelector("pick=yes"))
 	for _, w := range []struct{ name, pick string }{{"picked", "yes"}, {"skipped", "no"}} {
@@ -213,7 +213,7 @@ func TestSetupInExistingManager(t *testing.T) {
 	}
 	var reconciles atomic.Int32
 	if err := kopcontroller.New[*widget.Widget]("widgets-setup", childMaker(&reconciles)).
-		Recorder(observability.Nop{}).LabelSelector("setup=" + ns).Setup(mgr); err != nil {
+		Recorder(&observability.FakeRecorder{}).LabelSelector("setup=" + ns).Setup(mgr); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -250,7 +250,7 @@ func TestStatusOnlyUpdatesDoNotReconcile(t *testing.T) {
 		func(context.Context, *widget.Widget, *reconciler.Env) error {
 			reconciles.Add(1)
 			return nil
-		})).Config(cluster.Config).Scheme(scheme).Recorder(observability.Nop{}).LabelSelector("status-only="+ns))
+		})).Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("status-only="+ns))
 
 	c := cluster.Client()
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w", Labels: map[string]string{"status-only": ns}}}

@@ -63,7 +63,7 @@ func ExampleRequeueAfter() {
 }
 
 func ExampleKinds() {
-	// The label values of kopgo_reconcile_errors_total{kind}: a closed set.
+	// The kinds behind kopgo_reconcile_errors_total{error_kind}: a closed set.
 	for _, k := range koperrors.Kinds() {
 		fmt.Print(k, " ")
 	}

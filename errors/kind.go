@@ -1,7 +1,7 @@
 package errors
 
 // Kind says what went wrong, in a closed set of values. Kinds are used as
-// Prometheus label values (kopgo_reconcile_errors_total{kind}), so the set
+// Prometheus label values (kopgo_reconcile_errors_total{error_kind}, in snake_case), so the set
 // never grows with the errors a program meets: anything unclassified is
 // [Internal], and adding a Kind is a breaking change of the metrics.
 type Kind uint8

@@ -14,8 +14,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/observability"
 )
 
 // maxLost bounds the lost races of one call: patches refused because
@@ -79,10 +79,10 @@ type plan func(fins []string, stale bool) ([]patchOp, error)
 // patch refused with 422 (a failed test) is followed by a fresh read and a
 // new plan; any other error ends the call.
 func update(ctx context.Context, c Client, obj client.Object, o *Options, next plan) (changed bool, err error) {
-	ctx, span := observability.StartSpan(ctx, "finalizers")
+	ctx, span := telemetry.StartSpan(ctx, "finalizers")
 	defer func() {
 		span.SetAttributes(attribute.Bool("kopgo.finalizers.changed", changed))
-		observability.EndSpan(span, "", err)
+		telemetry.EndSpan(span, "", err)
 	}()
 	var patchOpts []client.PatchOption
 	if o.FieldOwner != "" {

@@ -15,8 +15,8 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -68,7 +68,7 @@ type Predicate func(ctx context.Context, obj *metav1.PartialObjectMetadata) (kee
 // returned with the Result of what was done.
 func Collect(ctx context.Context, c client.Client, gvk schema.GroupVersionKind, s scope.Scope, sel labels.Selector, keep Predicate, opts ...client.DeleteOption) (res Result, err error) {
 	o := buildOptions(opts)
-	ctx, span := observability.StartSpan(ctx, "gc collect", attribute.String("k8s.object.kind", gvk.Kind), attribute.String("kopgo.scope", s.String()))
+	ctx, span := telemetry.StartSpan(ctx, "gc collect", telemetry.AttrObjectKind.String(gvk.Kind), attribute.String("kopgo.scope", s.String()))
 	defer func() { o.finish(span, res, err) }()
 	op := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: s.Namespace()}
 	if err := s.Check(c.RESTMapper(), gvk); err != nil {

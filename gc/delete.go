@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -46,7 +46,7 @@ import (
 // Result of what was done.
 func Delete(ctx context.Context, c client.Client, objs []client.Object, opts ...client.DeleteOption) (res Result, err error) {
 	o := buildOptions(opts)
-	ctx, span := observability.StartSpan(ctx, "gc delete", attribute.Int("kopgo.gc.objects", len(objs)))
+	ctx, span := telemetry.StartSpan(ctx, "gc delete", attribute.Int("kopgo.gc.objects", len(objs)))
 	defer func() { o.finish(span, res, err) }()
 	var errs []error
 	for _, obj := range objs {

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kopgo/kopgo/internal/telemetry"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -94,7 +95,7 @@ func isEverything(sel labels.Selector) bool { return sel == nil || sel.Empty() }
 func (o options) finish(span trace.Span, res Result, err error) {
 	span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
 	if o.metrics != nil && !o.dryRun() {
-		o.metrics.RecordDeletions(o.controller, len(res.Deleted))
+		(*telemetry.Metrics)(o.metrics).RecordDeletions(o.controller, len(res.Deleted))
 	}
-	observability.EndSpan(span, "", err)
+	telemetry.EndSpan(span, "", err)
 }

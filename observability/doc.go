@@ -1,42 +1,73 @@
-// Package observability is kopgo's metrics, tracing and events, usable on
-// their own in any controller.
+// Package observability is what an operator touches of kopgo's metrics,
+// tracing and events, usable on their own in any controller.
 //
 // # Metrics
 //
 // [Metrics] registers, on controller-runtime's registry by default
 // ([Default]) so that they are served next to controller-runtime's own:
 //
-//	kopgo_reconcile_total{controller,result}         result: success, requeue, conflict, error, terminal, timeout, panic
-//	kopgo_reconcile_errors_total{controller,kind}    kind: a koperrors.Kind (NotFound, Conflict, ...)
+//	kopgo_reconcile_total{controller,result}
+//	kopgo_reconcile_errors_total{controller,error_kind}
 //	kopgo_reconcile_duration_seconds{controller}     histogram, trace IDs as exemplars
-//	kopgo_apply_total{controller,outcome}            Created, Updated, Unchanged
+//	kopgo_apply_total{controller,outcome}
 //	kopgo_gc_deletions_total{controller}
 //
-// Every label value comes from a closed set, never from an error message, so
-// the number of series stays bounded. A conflict is counted as a result but
-// not as an error; a timeout and a panic are errors.
+// Every label value is lower case, from a closed set, never an error
+// message, so the number of series stays bounded:
+//
+//	result       success, requeue, conflict, error, terminal, timeout, panic
+//	error_kind   a koperrors.Kind in lower snake_case: internal, not_found,
+//	             conflict, forbidden, invalid, timeout, unavailable,
+//	             serialization, io, config, already_exists, expired
+//	outcome      created, updated, unchanged
+//
+// A conflict is counted as a result but not as an error; a timeout and a
+// panic are errors. The label is error_kind, not kind, so that it does not
+// read as a Kubernetes kind.
 //
 // # Tracing
 //
-// [StartReconcile] opens a span per reconcile carrying the object's kind,
-// namespace, name, uid and generation; [StartSpan] opens child spans for the
-// work inside (apply, status, finalizers, gc) from the provider of the span
-// in the context; [EndSpan] records the result. With no TracerProvider
-// ([Tracer](nil)) every call is a no-op.
+// With a TracerProvider (controller.Builder.TracerProvider or
+// reconciler.WithTracerProvider), every reconcile is a span ("reconcile
+// <Kind>") with child spans for the work inside (apply, finalizers, gc
+// collect, gc delete); without one, tracing costs nothing. OpenTelemetry's
+// semantic conventions have no attributes for an arbitrary Kubernetes
+// object (k8s.pod.name and the like exist for particular kinds, as
+// resource attributes naming where telemetry comes from;
+// k8s.namespace.name is the namespace the operator itself runs in, to set
+// on its Resource), so the spans name the object under kopgo's namespace:
+//
+//	kopgo.controller          controller name
+//	kopgo.object.kind         the object's Kind
+//	kopgo.object.namespace    its namespace (empty if cluster-scoped)
+//	kopgo.object.name         its name
+//	kopgo.object.uid          its UID (reconcile spans)
+//	kopgo.object.generation   its metadata.generation (reconcile spans)
+//	kopgo.result              the reconcile's result, as the metric's label
 //
 // # Events
 //
 // [Recorder] emits events.k8s.io/v1 events in one call per event:
-// Normal(obj, reason, action, note) and Warning(...). [NewRecorder] sends them
-// through client-go's events broadcaster, which folds repeats into one Event
-// with a series count and never blocks or fails the caller. [FakeRecorder]
-// keeps events in memory for tests; [Nop] drops them.
+// Normal(obj, related, reason, action, note) and Warning(...), related
+// being a second object the event names, or nil. [NewRecorder] writes them
+// through the manager's client and never blocks or fails the caller;
+// [FakeRecorder] keeps them in memory for tests.
 //
-// A repeat, for the broadcaster, is an event about the same object (at the
-// same resourceVersion) with the same type, reason, action and related
-// object, whatever its note says: "ConfigMap a created" followed by
-// "ConfigMap b created" under one reason shows only the first note, with a
-// count of 2. Name the object each event concerns with [NormalRelated] (it
-// becomes the event's related object, and the two stay apart), or give
-// distinct happenings distinct reasons.
+// Repeats fold into one Event with a series count. A repeat is an event
+// about the same object (at the same resourceVersion) with the same type,
+// reason, action and related object, whatever its note says: "ConfigMap a
+// created" followed by "ConfigMap b created" under one reason shows only
+// the first note, with a count of 2. Name the object each event concerns
+// as related (the two then stay apart), or give distinct happenings
+// distinct reasons. A note longer than the API's 1024 bytes is cut, and an
+// object name too long to prefix the Event's name is shortened in it.
+//
+// The recorder writes the count itself rather than through client-go's
+// events broadcaster (which the manager's GetEventRecorder uses): that
+// broadcaster writes a series when its count reaches 2 and then only after
+// six quiet minutes, and drops what it holds when it shuts down, so a burst
+// of 10 showed a count of 2 for minutes, or 1 after a restart. Here the
+// first occurrence is written at once, the count of a repeating event at
+// most every 30 seconds, and every pending count when the manager stops
+// and at [EventRecorder.Shutdown].
 package observability

@@ -3,34 +3,45 @@ package observability_test
 import (
 	"context"
 	"fmt"
-	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
 
-	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
 )
 
-func ExampleMetrics_ObserveReconcile() {
-	reg := prometheus.NewRegistry()
-	m, err := observability.NewMetrics(reg)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	err = koperrors.Errorf(koperrors.Unavailable, "registry down")
-	m.ObserveReconcile(context.Background(), "webapp", observability.ResultError, err, 120*time.Millisecond)
-	n, _ := testutil.GatherAndCount(reg, "kopgo_reconcile_errors_total")
-	fmt.Println(n, "error series")
-	// Output: 1 error series
-}
-
+// In a test, a FakeRecorder stands in for the real one and keeps what the
+// reconciler recorded.
 func ExampleFakeRecorder() {
 	var events observability.FakeRecorder
-	events.Warning(nil, "InvalidSpec", "Validate", "spec.port 70000: must be at most 65535")
+	app := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}}
+	events.Warning(app, nil, "InvalidSpec", "Validate", "spec.port 70000: must be at most 65535")
 	for _, e := range events.Events() {
 		fmt.Println(e.Type, e.Reason, e.Note)
 	}
 	// Output: Warning InvalidSpec spec.port 70000: must be at most 65535
+}
+
+// With your own manager: a recorder through the manager's client, and
+// Shutdown once the manager stopped, so that the counts of events recorded
+// while it drained reach the server too. It needs a cluster, so it is
+// compiled but not run.
+func ExampleNewRecorder() {
+	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	events, err := observability.NewRecorder(mgr, "webapp")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// ... set up reconcilers that call events.Normal and events.Warning ...
+	err = mgr.Start(ctrl.SetupSignalHandler())
+	events.Shutdown(context.Background())
+	if err != nil {
+		fmt.Println(err)
+	}
 }

@@ -1,163 +1,37 @@
 package observability
 
 import (
-	"context"
-	"errors"
-	"sync"
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
-	"go.opentelemetry.io/otel/trace"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	koperrors "github.com/kopgo/kopgo/errors"
-	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/internal/telemetry"
 )
 
-// Result is the outcome of one reconcile, as the result label of
-// kopgo_reconcile_total records it. The set is closed.
-type Result string
-
-// The reconcile results.
-const (
-	// ResultSuccess: the reconcile returned without error or requeue.
-	ResultSuccess Result = "success"
-	// ResultRequeue: it asked to be run again (RequeueAfter without error).
-	ResultRequeue Result = "requeue"
-	// ResultConflict: an optimistic-lock 409 retried quietly through the
-	// rate limiter; not an error (the fourth in a row is counted as
-	// ResultError).
-	ResultConflict Result = "conflict"
-	// ResultError: it failed and will be retried with backoff.
-	ResultError Result = "error"
-	// ResultTerminal: it failed and will not be retried until the object
-	// changes.
-	ResultTerminal Result = "terminal"
-	// ResultTimeout: it ran past its deadline; also counted as an error.
-	ResultTimeout Result = "timeout"
-	// ResultPanic: user code panicked; also counted as an error.
-	ResultPanic Result = "panic"
-)
-
-// Metrics are kopgo's Prometheus collectors:
+// Metrics are kopgo's Prometheus collectors. Create them with [NewMetrics]
+// or take [Default], and hand them to the packages that count: the
+// Builder does so itself; without it, reconciler.WithMetrics,
+// apply.WithMetrics and gc.Record.
 //
 //	kopgo_reconcile_total{controller,result}
-//	kopgo_reconcile_errors_total{controller,kind}    kind is a koperrors.Kind
+//	kopgo_reconcile_errors_total{controller,error_kind}
 //	kopgo_reconcile_duration_seconds{controller}     with trace-ID exemplars
-//	kopgo_apply_total{controller,outcome}            Created, Updated, Unchanged
+//	kopgo_apply_total{controller,outcome}
 //	kopgo_gc_deletions_total{controller}
 //
-// Label values are bounded: controller names, the Result and Kind sets, and
-// apply outcomes; never an error string. Metrics work without the Builder.
-type Metrics struct {
-	reconciles *prometheus.CounterVec
-	errors     *prometheus.CounterVec
-	duration   *prometheus.HistogramVec
-	applies    *prometheus.CounterVec
-	deletions  *prometheus.CounterVec
-}
-
-var (
-	defaultOnce    sync.Once
-	defaultMetrics *Metrics
-	defaultErr     error
-)
+// The package documentation lists the label values: all lower case, from
+// closed sets, never an error string.
+type Metrics telemetry.Metrics
 
 // Default returns the Metrics registered on controller-runtime's registry,
 // served next to its own metrics on the manager's /metrics endpoint.
 func Default() (*Metrics, error) {
-	defaultOnce.Do(func() { defaultMetrics, defaultErr = NewMetrics(ctrlmetrics.Registry) })
-	return defaultMetrics, defaultErr
+	m, err := telemetry.Default()
+	return (*Metrics)(m), err
 }
 
 // NewMetrics creates the collectors and registers them on reg. Collectors
 // already registered there (by another Metrics) are shared, so two
 // controllers in one process count into the same series.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kopgo_reconcile_total", Help: "Reconciles by controller and result.",
-		}, []string{"controller", "result"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kopgo_reconcile_errors_total", Help: "Failed reconciles by controller and error kind.",
-		}, []string{"controller", "kind"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "kopgo_reconcile_duration_seconds", Help: "Time spent in a reconcile.",
-			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"controller"}),
-		applies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kopgo_apply_total", Help: "Server-side applies by controller and outcome.",
-		}, []string{"controller", "outcome"}),
-		deletions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "kopgo_gc_deletions_total", Help: "Objects deleted by garbage collection.",
-		}, []string{"controller"}),
-	}
-	var err error
-	m.reconciles = register(reg, m.reconciles, &err)
-	m.errors = register(reg, m.errors, &err)
-	m.duration = register(reg, m.duration, &err)
-	m.applies = register(reg, m.applies, &err)
-	m.deletions = register(reg, m.deletions, &err)
-	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
-	}
-	return m, nil
-}
-
-// register registers c, or returns the collector already registered under
-// its name.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C, errp *error) C {
-	err := reg.Register(c)
-	if err == nil {
-		return c
-	}
-	if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
-		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing
-		}
-	}
-	if *errp == nil {
-		*errp = err
-	}
-	return c
-}
-
-// ObserveReconcile records one reconcile: its result, its duration (with
-// the trace ID of the span in ctx as exemplar), and, when it failed, the
-// kind of error.
-func (m *Metrics) ObserveReconcile(ctx context.Context, controller string, result Result, err error, d time.Duration) {
-	m.reconciles.WithLabelValues(controller, string(result)).Inc()
-	switch result {
-	case ResultError, ResultTerminal, ResultTimeout, ResultPanic:
-		kind := koperrors.KindOf(err)
-		if result == ResultTimeout {
-			kind = koperrors.Timeout
-		}
-		m.errors.WithLabelValues(controller, kind.String()).Inc()
-	}
-	obs := m.duration.WithLabelValues(controller)
-	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() && sc.IsSampled() {
-		if eo, ok := obs.(prometheus.ExemplarObserver); ok {
-			eo.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": sc.TraceID().String()})
-			return
-		}
-	}
-	obs.Observe(d.Seconds())
-}
-
-// RecordApply counts one apply with its outcome ("Created", "Updated",
-// "Unchanged"; see the apply package's Outcome).
-func (m *Metrics) RecordApply(controller, outcome string) {
-	m.applies.WithLabelValues(controller, outcome).Inc()
-}
-
-// ApplyCounter returns the kopgo_apply_total series of a controller and
-// outcome, for tests and dashboards built in Go.
-func (m *Metrics) ApplyCounter(controller, outcome string) prometheus.Counter {
-	return m.applies.WithLabelValues(controller, outcome)
-}
-
-// RecordDeletions counts objects deleted by garbage collection.
-func (m *Metrics) RecordDeletions(controller string, n int) {
-	m.deletions.WithLabelValues(controller).Add(float64(n))
+	m, err := telemetry.NewMetrics(reg)
+	return (*Metrics)(m), err
 }

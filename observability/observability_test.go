@@ -2,26 +2,24 @@ package observability_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
-	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/test/testkit"
 )
@@ -32,307 +30,337 @@ func TestMain(m *testing.M) {
 	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
 }
 
-func TestMetrics(t *testing.T) {
+// NewMetrics registers kopgo's five collectors; a second Metrics on the
+// same registry shares them.
+func TestNewMetrics(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := observability.NewMetrics(reg)
-	if err != nil {
+	if _, err := observability.NewMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
-	again, err := observability.NewMetrics(reg) // a second controller shares the series
-	if err != nil {
-		t.Fatal(err)
+	if _, err := observability.NewMetrics(reg); err != nil {
+		t.Fatalf("a second Metrics on one registry: %v", err)
 	}
-	ctx := context.Background()
-	m.ObserveReconcile(ctx, "web", observability.ResultSuccess, nil, 10*time.Millisecond)
-	again.ObserveReconcile(ctx, "web", observability.ResultSuccess, nil, 20*time.Millisecond)
-	m.ObserveReconcile(ctx, "web", observability.ResultError, fmt.Errorf("x: %w", koperrors.Errorf(koperrors.Unavailable, "down")), time.Second)
-	m.ObserveReconcile(ctx, "web", observability.ResultTerminal, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "bad")), time.Millisecond)
-	m.ObserveReconcile(ctx, "web", observability.ResultTimeout, context.DeadlineExceeded, 5*time.Second)
-	m.ObserveReconcile(ctx, "web", observability.ResultConflict, errors.New("conflict"), time.Millisecond)
-	m.RecordApply("web", "Created")
-	m.RecordApply("web", "Unchanged")
-	m.RecordApply("web", "Unchanged")
-	m.RecordDeletions("web", 3)
-
-	want := `
-# HELP kopgo_apply_total Server-side applies by controller and outcome.
-# TYPE kopgo_apply_total counter
-kopgo_apply_total{controller="web",outcome="Created"} 1
-kopgo_apply_total{controller="web",outcome="Unchanged"} 2
-# HELP kopgo_gc_deletions_total Objects deleted by garbage collection.
-# TYPE kopgo_gc_deletions_total counter
-kopgo_gc_deletions_total{controller="web"} 3
-# HELP kopgo_reconcile_errors_total Failed reconciles by controller and error kind.
-# TYPE kopgo_reconcile_errors_total counter
-kopgo_reconcile_errors_total{controller="web",kind="Invalid"} 1
-kopgo_reconcile_errors_total{controller="web",kind="Timeout"} 1
-kopgo_reconcile_errors_total{controller="web",kind="Unavailable"} 1
-# HELP kopgo_reconcile_total Reconciles by controller and result.
-# TYPE kopgo_reconcile_total counter
-kopgo_reconcile_total{controller="web",result="conflict"} 1
-kopgo_reconcile_total{controller="web",result="error"} 1
-kopgo_reconcile_total{controller="web",result="success"} 2
-kopgo_reconcile_total{controller="web",result="terminal"} 1
-kopgo_reconcile_total{controller="web",result="timeout"} 1
-`
-	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
-		"kopgo_apply_total", "kopgo_gc_deletions_total", "kopgo_reconcile_errors_total", "kopgo_reconcile_total"); err != nil {
-		t.Error(err)
+	for _, name := range []string{"kopgo_reconcile_total", "kopgo_reconcile_errors_total", "kopgo_reconcile_duration_seconds", "kopgo_apply_total", "kopgo_gc_deletions_total"} {
+		if err := reg.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "x"})); err == nil {
+			t.Errorf("%s was not registered", name)
+		}
 	}
-	if n := testutil.CollectAndCount(reg, "kopgo_reconcile_duration_seconds"); n != 1 {
-		t.Errorf("%d duration series, want 1", n)
+	if m, err := observability.Default(); err != nil || m == nil {
+		t.Errorf("Default: %v, %v", m, err)
 	}
 }
 
-func TestTraceIDExemplar(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	m, err := observability.NewMetrics(reg)
+// newManager returns a manager that is not started: enough for the
+// recorder, which writes through its client.
+func newManager(t *testing.T) manager.Manager {
+	t.Helper()
+	mgr, err := manager.New(cluster.Config, manager.Options{
+		Scheme: cluster.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0",
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := sdktrace.NewTracerProvider()
-	ctx, span := observability.StartReconcile(context.Background(), observability.Tracer(tp), "web", "ConfigMap",
-		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}})
-	m.ObserveReconcile(ctx, "web", observability.ResultSuccess, nil, 30*time.Millisecond)
-	span.End()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "kopgo_reconcile_duration_seconds" {
-			continue
-		}
-		for _, b := range f.GetMetric()[0].GetHistogram().GetBucket() {
-			if ex := b.GetExemplar(); ex != nil {
-				if got := ex.GetLabel()[0].GetValue(); got != span.SpanContext().TraceID().String() {
-					t.Errorf("exemplar trace_id %s, want %s", got, span.SpanContext().TraceID())
-				}
-				return
-			}
-		}
-	}
-	t.Error("no exemplar on the duration histogram")
+	return mgr
 }
 
-func TestSpans(t *testing.T) {
-	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm", UID: "u1", Generation: 7}}
-	ctx, span := observability.StartReconcile(context.Background(), observability.Tracer(tp), "web", "ConfigMap", obj)
-	_, child := observability.StartSpan(ctx, "apply")
-	child.End()
-	observability.EndSpan(span, observability.ResultError, errors.New("boom"))
+// newRecorder returns a recorder through an unstarted manager, shut down
+// when the test ends.
+func newRecorder(t *testing.T) *observability.EventRecorder {
+	t.Helper()
+	r, err := observability.NewRecorder(newManager(t), "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Shutdown(context.Background()) })
+	return r
+}
 
-	spans := rec.Ended()
-	if len(spans) != 2 {
-		t.Fatalf("%d spans, want 2", len(spans))
+// createConfigMap creates a ConfigMap named name in ns.
+func createConfigMap(t *testing.T, ns, name string) *corev1.ConfigMap {
+	t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	if err := cluster.Client().Create(t.Context(), cm); err != nil {
+		t.Fatal(err)
 	}
-	apply, reconcile := spans[0], spans[1]
-	if apply.Name() != "apply" || apply.Parent().SpanID() != reconcile.SpanContext().SpanID() {
-		t.Errorf("child span %q is not under the reconcile span", apply.Name())
+	return cm
+}
+
+// events lists the events in ns.
+func events(t *testing.T, ns string) []eventsv1.Event {
+	t.Helper()
+	var list eventsv1.EventList
+	if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
 	}
-	attrs := map[string]string{}
-	for _, a := range reconcile.Attributes() {
-		attrs[string(a.Key)] = a.Value.String()
+	return list.Items
+}
+
+// count is an Event's series count, 1 without a series.
+func count(e eventsv1.Event) int32 {
+	if e.Series == nil {
+		return 1
 	}
-	want := map[string]string{
-		"kopgo.controller": "web", "k8s.object.kind": "ConfigMap", "k8s.namespace.name": "ns",
-		"k8s.object.name": "cm", "k8s.object.uid": "u1", "k8s.object.generation": "7", "kopgo.result": "error",
+	return e.Series.Count
+}
+
+// counts lists the series counts of the events in ns.
+func counts(t *testing.T, ns string) []int32 {
+	t.Helper()
+	var n []int32
+	for _, e := range events(t, ns) {
+		n = append(n, count(e))
 	}
-	if diff := cmp.Diff(want, attrs); diff != "" {
-		t.Errorf("reconcile span attributes (-want +got):\n%s", diff)
-	}
-	if reconcile.Status().Code != codes.Error {
-		t.Errorf("status %v, want Error", reconcile.Status())
-	}
-	// Without a provider, nothing is recorded and nothing fails.
-	_, noop := observability.StartReconcile(context.Background(), observability.Tracer(nil), "web", "ConfigMap", obj)
-	if noop.SpanContext().IsValid() {
-		t.Error("the default tracer is not a no-op")
+	return n
+}
+
+// eventually polls cond every 100ms for up to 20s.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
 
 // Repeated events fold into one Event object on the server.
 func TestEventsAreRecordedAndDeduplicated(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
-	if err := cluster.Client().Create(t.Context(), cm); err != nil {
-		t.Fatal(err)
-	}
-	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Shutdown()
+	cm := createConfigMap(t, ns, "cm")
+	r := newRecorder(t)
 	for range 5 {
-		r.Normal(cm, "Deployed", "Apply", "children applied")
+		r.Normal(cm, nil, "Deployed", "Apply", "children applied")
 	}
-	r.Warning(cm, "InvalidSpec", "Validate", "spec.port 70000: must be at most 65535")
+	r.Warning(cm, nil, "InvalidSpec", "Validate", "spec.port 70000: must be at most 65535")
 
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var list eventsv1.EventList
-		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
+	eventually(t, "two events", func() bool { return len(events(t, ns)) >= 2 })
+	r.Shutdown(t.Context())
+	got := map[string]int32{}
+	for _, e := range events(t, ns) {
+		got[e.Type+"/"+e.Reason] += count(e)
+		if e.Regarding.Name != "cm" || e.ReportingController != "kopgo-test" || !strings.HasPrefix(e.Name, "cm.") {
+			t.Errorf("event %s regarding %s by %s", e.Name, e.Regarding.Name, e.ReportingController)
 		}
-		reasons := map[string]int{}
-		for _, e := range list.Items {
-			reasons[e.Reason]++
-			if e.Regarding.Name != "cm" || e.ReportingController != "kopgo-test" {
-				t.Errorf("event %s regarding %s by %s", e.Name, e.Regarding.Name, e.ReportingController)
-			}
-		}
-		if reasons["Deployed"] == 1 && reasons["InvalidSpec"] == 1 {
-			if len(list.Items) != 2 {
-				t.Errorf("%d events, want 2 (5 identical ones folded into one)", len(list.Items))
-			}
-			return
-		}
-		if reasons["Deployed"] > 1 {
-			t.Fatalf("identical events were not folded: %v", reasons)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("events not recorded: %v", reasons)
-		}
-		time.Sleep(100 * time.Millisecond)
+	}
+	if diff := cmp.Diff(map[string]int32{"Normal/Deployed": 5, "Warning/InvalidSpec": 1}, got); diff != "" {
+		t.Errorf("counts (-want +got):\n%s", diff)
+	}
+	if n := len(events(t, ns)); n != 2 {
+		t.Errorf("%d events, want 2 (5 identical ones folded into one)", n)
 	}
 }
 
-// Events naming different related objects stay apart under one reason;
-// NormalRelated on a Recorder without related objects drops the related one.
+// A burst of identical events shows its whole count on the server once the
+// recorder shuts down: client-go's broadcaster left it at 1 or 2.
+func TestBurstCountIsTrueAtShutdown(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r := newRecorder(t)
+	for range 10 {
+		r.Normal(cm, nil, "Deployed", "Apply", "children applied")
+	}
+	r.Shutdown(t.Context())
+	r.Normal(cm, nil, "Deployed", "Apply", "after shutdown: dropped")
+
+	if got := counts(t, ns); !slices.Equal(got, []int32{10}) {
+		t.Fatalf("event counts %v, want [10]", got)
+	}
+}
+
+// When the manager stops, the pending counts are written, and a repeat
+// recorded afterwards (by a reconcile still draining) is written at once.
+func TestCountIsWrittenWhenTheManagerStops(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	mgr := newManager(t)
+	r, err := observability.NewRecorder(mgr, "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	for range 10 {
+		r.Warning(cm, nil, "Failing", "Reconcile", "backend down")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := counts(t, ns); !slices.Equal(got, []int32{10}) {
+		t.Fatalf("event counts %v, want [10]", got)
+	}
+	for range 3 {
+		r.Warning(cm, nil, "Failing", "Reconcile", "backend down")
+	}
+	eventually(t, "count 13", func() bool { return slices.Equal(counts(t, ns), []int32{13}) })
+}
+
+// Without a shutdown, a repeating event's count reaches the server within
+// the series interval.
+func TestCountIsWrittenPeriodically(t *testing.T) {
+	defer observability.SetSeriesInterval(200 * time.Millisecond)()
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r := newRecorder(t)
+	for range 10 {
+		r.Normal(cm, nil, "Deployed", "Apply", "children applied")
+	}
+	eventually(t, "count 10", func() bool { return slices.Equal(counts(t, ns), []int32{10}) })
+}
+
+// Events naming different related objects stay apart under one reason.
 func TestRelatedEventsDoNotFold(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := cluster.Client()
-	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "parent"}}
+	parent := createConfigMap(t, ns, "parent")
 	a := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "a"}}
 	b := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "b"}}
-	for _, o := range []client.Object{parent, a, b} {
+	for _, o := range []client.Object{a, b} {
 		if err := c.Create(t.Context(), o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Shutdown()
-	observability.NormalRelated(r, parent, a, "SecretCreated", "Apply", "Secret a created")
-	observability.NormalRelated(r, parent, b, "SecretCreated", "Apply", "Secret b created")
+	r := newRecorder(t)
+	r.Normal(parent, a, "SecretCreated", "Apply", "Secret a created")
+	r.Normal(parent, b, "SecretCreated", "Apply", "Secret b created")
+	r.Shutdown(t.Context())
 
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var list eventsv1.EventList
-		if err := c.List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, e := range list.Items {
-			if e.Related != nil {
-				got = append(got, e.Related.Name+": "+e.Note)
-			}
-		}
-		slices.Sort(got)
-		if len(got) == 2 {
-			if diff := cmp.Diff([]string{"a: Secret a created", "b: Secret b created"}, got); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("want two events with related objects, got %v", got)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-
-	var plain onlyRecorder
-	observability.WarningRelated(&plain, parent, a, "X", "Y", "Z")
-	if plain.calls != 1 {
-		t.Errorf("a plain Recorder got %d calls, want 1", plain.calls)
-	}
-}
-
-// onlyRecorder implements Recorder and nothing more.
-type onlyRecorder struct{ calls int }
-
-func (o *onlyRecorder) Normal(runtime.Object, string, string, string)  { o.calls++ }
-func (o *onlyRecorder) Warning(runtime.Object, string, string, string) { o.calls++ }
-
-func TestFakeAndNopRecorders(t *testing.T) {
-	var f observability.FakeRecorder
-	var r observability.Recorder = &f
-	r.Normal(nil, "A", "Do", "one")
-	r.Warning(nil, "B", "Do", "two")
 	var got []string
-	for _, e := range f.Events() {
-		got = append(got, e.Type+"/"+e.Reason+"/"+e.Note)
+	for _, e := range events(t, ns) {
+		if e.Related != nil {
+			got = append(got, e.Related.Name+": "+e.Note)
+		}
 	}
-	if diff := cmp.Diff([]string{"Normal/A/one", "Warning/B/two"}, got); diff != "" {
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"a: Secret a created", "b: Secret b created"}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
-	observability.Nop{}.Warning(nil, "X", "Y", "Z") // must not panic
 }
 
-// As a manager Runnable the recorder shuts down when the manager's context
-// ends; shutting down twice, and recording after it, do nothing harmful.
-func TestRecorderIsARunnable(t *testing.T) {
-	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
-	if err != nil {
-		t.Fatal(err)
+// An object with the longest name allowed still gets its events: the
+// Event's name, "<object name>.<time>", is cut to fit.
+func TestEventAboutALongNamedObject(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, strings.Repeat("a", 253))
+	r := newRecorder(t)
+	r.Warning(cm, nil, "Invalid", "Validate", "name too long for a label")
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 || got[0].Regarding.Name != cm.Name {
+		t.Fatalf("%d events, want 1 about the long-named ConfigMap", len(got))
 	}
-	var runnable interface {
-		Start(context.Context) error
-		NeedLeaderElection() bool
-	} = r
-	if runnable.NeedLeaderElection() {
-		t.Error("the recorder waits for leader election; every replica records events")
+	if name := got[0].Name; len(name) > 253 || !strings.HasPrefix(name, "aaaa") {
+		t.Errorf("event name %q", name)
 	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- runnable.Start(ctx) }()
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Start: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Start did not return after its context ended")
-	}
-	r.Shutdown()
-	r.Normal(&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "late"}}, "Late", "Test", "after shutdown")
 }
 
 // A note longer than the API's 1 KiB limit is cut, not refused with the
 // whole event.
 func TestLongNoteIsCutNotLost(t *testing.T) {
 	ns := cluster.Namespace(t)
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "cm"}}
-	if err := cluster.Client().Create(t.Context(), cm); err != nil {
-		t.Fatal(err)
+	cm := createConfigMap(t, ns, "cm")
+	r := newRecorder(t)
+	r.Warning(cm, nil, "Invalid", "Validate", "spec.config: "+strings.Repeat("é", 2000))
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 {
+		t.Fatalf("%d events recorded, want 1", len(got))
 	}
-	r, err := observability.NewRecorder(cluster.Config, cluster.Scheme(), "kopgo-test")
+	if note := got[0].Note; len(note) > 1024 || !strings.HasPrefix(note, "spec.config: é") || !strings.HasSuffix(note, "…") {
+		t.Errorf("note of %d bytes: %.40q...", len(note), note)
+	}
+}
+
+// Recording never blocks the caller, even while the API server does not
+// answer: the calls return, and what was queued is written once it does.
+func TestRecordingNeverBlocks(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	unblock := make(chan struct{})
+	var once sync.Once
+	release := func() { once.Do(func() { close(unblock) }) }
+	base, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: cluster.Scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Shutdown()
-	r.Warning(cm, "Invalid", "Validate", "spec.config: "+strings.Repeat("é", 2000))
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		var list eventsv1.EventList
-		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		if len(list.Items) == 1 {
-			note := list.Items[0].Note
-			if len(note) > 1024 || !strings.HasPrefix(note, "spec.config: é") || !strings.HasSuffix(note, "…") {
-				t.Errorf("note of %d bytes: %.40q...", len(note), note)
+	stuck := interceptor.NewClient(base, interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			select {
+			case <-unblock:
+			case <-ctx.Done():
+				return ctx.Err()
 			}
-			return
+			return c.Create(ctx, obj, opts...)
+		},
+	})
+	mgr := &clientManager{Manager: newManager(t), c: stuck}
+	r, err := observability.NewRecorder(mgr, "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Shutdown(context.Background())
+	defer release() // before Shutdown, which would wait for the stuck writes
+
+	returned := make(chan struct{})
+	go func() {
+		defer close(returned)
+		for i := range 1200 { // more distinct events than the queue holds
+			r.Normal(cm, nil, "Step"+strconv.Itoa(i), "Apply", "step")
+			r.Warning(cm, nil, "Repeated", "Apply", "same")
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d events recorded, want 1", len(list.Items))
+	}()
+	select {
+	case <-returned:
+	case <-time.After(time.Minute):
+		t.Fatal("recording blocked while the API server did not answer")
+	}
+	release()
+	r.Shutdown(t.Context())
+	for _, e := range events(t, ns) {
+		if e.Reason == "Repeated" && count(e) != 1200 {
+			t.Errorf("Repeated: count %d, want 1200", count(e))
 		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// clientManager is a manager whose client is c.
+type clientManager struct {
+	manager.Manager
+	c client.Client
+}
+
+func (m *clientManager) GetClient() client.Client { return m.c }
+
+func TestFakeRecorder(t *testing.T) {
+	var f observability.FakeRecorder
+	var r observability.Recorder = &f
+	child := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}
+	r.Normal(nil, child, "A", "Do", "one")
+	r.Warning(nil, nil, "B", "Do", "two")
+	var got []string
+	for _, e := range f.Events() {
+		related := "-"
+		if e.Related != nil {
+			related = e.Related.(*corev1.Secret).Name
+		}
+		got = append(got, e.Type+"/"+e.Reason+"/"+e.Note+"/"+related)
+	}
+	if diff := cmp.Diff([]string{"Normal/A/one/s", "Warning/B/two/-"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+var _ observability.Recorder = (*observability.EventRecorder)(nil)
+
+// An object the scheme does not know is logged and dropped, never a panic.
+func TestUnknownObjectIsDropped(t *testing.T) {
+	r := newRecorder(t)
+	r.Normal(&unknown{}, nil, "X", "Y", "Z")
+	r.Normal(nil, nil, "X", "Y", "Z")
+}
+
+type unknown struct{ corev1.ConfigMap }
+
+func (u *unknown) DeepCopyObject() runtime.Object { return u }

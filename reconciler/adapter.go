@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -19,6 +20,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/status"
@@ -109,7 +111,7 @@ func newAdapter[T client.Object](name string, env *Env, r Reconciler[T], opts ..
 	}
 	var err error
 	if env.Recorder == nil {
-		env.Recorder = observability.Nop{}
+		env.Recorder = nopRecorder{}
 	}
 	if o.Metrics == nil {
 		if o.Metrics, err = observability.Default(); err != nil {
@@ -166,7 +168,7 @@ func (a *adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, koperrors.Wrap(err, "read", kopmeta.ObjectRef{Kind: kopmeta.RefOf(a.proto).Kind, Namespace: req.Namespace, Name: req.Name})
 	}
-	ctx, span := observability.StartReconcile(ctx, a.o.Tracer, a.name, a.kind, obj)
+	ctx, span := telemetry.StartReconcile(ctx, a.o.Tracer, a.name, a.kind, obj)
 
 	// The user's work runs under a context that survives the controller's
 	// shutdown for the drain window.
@@ -182,7 +184,7 @@ func (a *adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	result, res, retErr := a.decide(ctx, req, obj, o.err)
-	if result == observability.ResultTerminal {
+	if result == telemetry.ResultTerminal {
 		o.err = retErr // a 422 is marked terminal, for status too
 	}
 
@@ -196,14 +198,14 @@ func (a *adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			// Status is never lost: the reconcile fails, and is retried with
 			// backoff until the status is written.
 			log.FromContext(ctx).Error(serr, "Writing status failed; will retry")
-			if result == observability.ResultSuccess || result == observability.ResultRequeue {
-				result, o.err = observability.ResultError, serr
+			if result == telemetry.ResultSuccess || result == telemetry.ResultRequeue {
+				result, o.err = telemetry.ResultError, serr
 				res, retErr = a.fail(req, obj, serr)
 			}
 		}
 	}
-	a.o.Metrics.ObserveReconcile(ctx, a.name, result, o.err, time.Since(start))
-	observability.EndSpan(span, result, o.err)
+	(*telemetry.Metrics)(a.o.Metrics).ObserveReconcile(ctx, a.name, result, o.err, time.Since(start))
+	telemetry.EndSpan(span, result, o.err)
 	return res, retErr
 }
 
@@ -211,8 +213,8 @@ func (a *adapter[T]) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // retried quietly writes nothing (the next attempt will), and neither does
 // a reconcile cut short by shutdown: the next leader redoes it, and a
 // "context canceled" in Ready would be a lie about the object.
-func (a *adapter[T]) writesStatus(ctx context.Context, result observability.Result, err error) bool {
-	if result == observability.ResultConflict {
+func (a *adapter[T]) writesStatus(ctx context.Context, result telemetry.Result, err error) bool {
+	if result == telemetry.ResultConflict {
 		return false
 	}
 	return err == nil || ctx.Err() == nil
@@ -252,7 +254,7 @@ func (a *adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outc
 			o.err = err
 			return o
 		}
-		a.env.Recorder.Normal(obj, "CleanedUp", "Finalize", "cleanup finished; finalizer "+a.finalizer+" removed")
+		a.env.Recorder.Normal(obj, nil, "CleanedUp", "Finalize", "cleanup finished; finalizer "+a.finalizer+" removed")
 		o.skipStatus = true // gone, or about to be
 		return o
 	}
@@ -268,49 +270,49 @@ func (a *adapter[T]) run(ctx context.Context, req reconcile.Request, obj T) outc
 
 // decide maps the outcome to a metrics result, a controller-runtime result
 // and the error controller-runtime should see.
-func (a *adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, err error) (observability.Result, reconcile.Result, error) {
+func (a *adapter[T]) decide(ctx context.Context, req reconcile.Request, obj T, err error) (telemetry.Result, reconcile.Result, error) {
 	logger := log.FromContext(ctx)
 	conflicts := a.countConflict(req, err)
 	var p *panicError
 	var to *timeoutError
 	switch {
 	case err == nil:
-		return observability.ResultSuccess, reconcile.Result{}, nil
+		return telemetry.ResultSuccess, reconcile.Result{}, nil
 	case ctx.Err() != nil:
 		// Cut short by shutdown: the queue is closed, so this is for the
 		// record only.
 		logger.Info("Reconcile cut short by shutdown", "error", err.Error())
-		return observability.ResultError, reconcile.Result{}, err
+		return telemetry.ResultError, reconcile.Result{}, err
 	case errors.As(err, &p):
 		res, rerr := a.fail(req, obj, err)
-		return observability.ResultPanic, res, rerr
+		return telemetry.ResultPanic, res, rerr
 	case errors.As(err, &to):
-		a.env.Recorder.Warning(obj, "Timeout", "Reconcile", err.Error())
+		a.env.Recorder.Warning(obj, nil, "Timeout", "Reconcile", err.Error())
 		res, rerr := a.fail(req, obj, err)
-		return observability.ResultTimeout, res, rerr
+		return telemetry.ResultTimeout, res, rerr
 	case !koperrors.Failed(err):
 		d, _ := koperrors.RequeueAfterOf(err)
 		if d <= 0 {
 			// "As soon as the rate limiter allows": RequeueAfter(0) would
 			// mean no requeue at all.
-			return observability.ResultRequeue, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
+			return telemetry.ResultRequeue, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 		}
-		return observability.ResultRequeue, reconcile.Result{RequeueAfter: d}, nil
+		return telemetry.ResultRequeue, reconcile.Result{RequeueAfter: d}, nil
 	case koperrors.IsTerminal(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err):
 		// A 422 or 400 from the API server is a problem of the parent's
 		// spec (a child it asked for is invalid, or cannot even be encoded,
 		// such as a value with control characters): retrying the same
 		// request cannot help until the parent changes.
 		logger.Error(err, "Reconcile failed terminally; waiting for a change")
-		a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
-		return observability.ResultTerminal, reconcile.Result{}, terminal(err)
+		a.env.Recorder.Warning(obj, nil, koperrors.KindOf(err).String(), "Reconcile", err.Error())
+		return telemetry.ResultTerminal, reconcile.Result{}, terminal(err)
 	case koperrors.KindOf(err) == koperrors.Conflict && conflicts <= quietConflicts:
 		logger.V(1).Info("Conflict, retrying", "error", err.Error(), "conflicts", conflicts)
-		return observability.ResultConflict, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
+		return telemetry.ResultConflict, reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the one way to requeue through the rate limiter without an error
 	}
-	a.env.Recorder.Warning(obj, koperrors.KindOf(err).String(), "Reconcile", err.Error())
+	a.env.Recorder.Warning(obj, nil, koperrors.KindOf(err).String(), "Reconcile", err.Error())
 	res, rerr := a.fail(req, obj, err)
-	return observability.ResultError, res, rerr
+	return telemetry.ResultError, res, rerr
 }
 
 // fail returns a failure to controller-runtime: as an error, so that its
@@ -361,7 +363,7 @@ func (a *adapter[T]) countConflict(req reconcile.Request, err error) int {
 // cannot tell "set again to the same value" from "left alone". A condition
 // whose status did not move keeps its lastTransitionTime, whatever
 // happened to it during the reconcile.
-func (a *adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outcome, result observability.Result) error {
+func (a *adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outcome, result telemetry.Result) error {
 	if o.patcher == nil || o.abandoned {
 		// A fresh copy: nothing the user did to it.
 		o.patcher = status.NewPatcher(obj)
@@ -371,12 +373,12 @@ func (a *adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outc
 	userProgress := status.Get(obj, status.Reconciling) != nil || status.Get(obj, status.Stalled) != nil
 	userTouched := userProgress || !sameConditions(withoutProgress(o.before), obj.GetConditions())
 	switch result {
-	case observability.ResultSuccess:
+	case telemetry.ResultSuccess:
 		if !userTouched && !status.IsTrue(obj, status.Ready) {
 			status.MarkReady(obj, status.ReasonSucceeded, "")
 		}
 		status.SetObservedGeneration(obj)
-	case observability.ResultRequeue:
+	case telemetry.ResultRequeue:
 		if !userTouched {
 			status.SetError(obj, o.err)
 		}
@@ -448,3 +450,9 @@ func (t *timeoutError) Error() string {
 }
 
 func (t *timeoutError) Unwrap() error { return context.DeadlineExceeded }
+
+// nopRecorder drops events: the recorder where none is given.
+type nopRecorder struct{}
+
+func (nopRecorder) Normal(_, _ runtime.Object, _, _, _ string)  {}
+func (nopRecorder) Warning(_, _ runtime.Object, _, _, _ string) {}

@@ -12,7 +12,7 @@
 //			return err
 //		}
 //		if res.Outcome == apply.Created {
-//			env.Recorder.Normal(app, "Created", "Apply", "Deployment created")
+//			env.Recorder.Normal(app, nil, "Created", "Apply", "Deployment created")
 //		}
 //		return nil
 //	}

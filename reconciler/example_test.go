@@ -21,7 +21,7 @@ func ExampleFunc() {
 		if cm.Data["ready"] != "true" {
 			return koperrors.RequeueAfter(nil, 30*time.Second) // look again later
 		}
-		env.Recorder.Normal(cm, "Checked", "Reconcile", "url is set")
+		env.Recorder.Normal(cm, nil, "Checked", "Reconcile", "url is set")
 		return nil
 	})
 	env := &reconciler.Env{Recorder: &recorder{}}

@@ -54,8 +54,10 @@ func has(m *dto.Metric, name, value string) bool {
 // recorder is a minimal Recorder for the example.
 type recorder struct{}
 
-func (recorder) Normal(_ runtime.Object, reason, _, note string) { fmt.Println("event:", reason, note) }
-func (recorder) Warning(_ runtime.Object, reason, _, note string) {
+func (recorder) Normal(_, _ runtime.Object, reason, _, note string) {
+	fmt.Println("event:", reason, note)
+}
+func (recorder) Warning(_, _ runtime.Object, reason, _, note string) {
 	fmt.Println("warning:", reason, note)
 }
 
@@ -70,7 +72,7 @@ func envFromManager(tb testing.TB, mgr manager.Manager, fieldOwner string, recor
 		tb.Fatal(err)
 	}
 	if recorder == nil {
-		recorder = observability.Nop{}
+		recorder = &observability.FakeRecorder{}
 	}
 	return &reconciler.Env{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,

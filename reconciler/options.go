@@ -5,6 +5,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/kopgo/kopgo/internal/telemetry"
 	"github.com/kopgo/kopgo/observability"
 )
 
@@ -47,7 +48,7 @@ func WithFinalizerName(name string) Option { return func(o *options) { o.Finaliz
 
 // WithTracerProvider traces reconciles with tp (default: no tracing).
 func WithTracerProvider(tp trace.TracerProvider) Option {
-	return func(o *options) { o.Tracer = observability.Tracer(tp) }
+	return func(o *options) { o.Tracer = telemetry.Tracer(tp) }
 }
 
 // withMetrics records reconciles in m instead of observability.Default():
@@ -55,7 +56,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 func withMetrics(m *observability.Metrics) Option { return func(o *options) { o.Metrics = m } }
 
 func buildOptions(name string, opts []Option) options {
-	o := options{StatusTimeout: 5 * time.Second, FinalizerName: "kopgo.dev/" + name, Tracer: observability.Tracer(nil)}
+	o := options{StatusTimeout: 5 * time.Second, FinalizerName: "kopgo.dev/" + name, Tracer: telemetry.Tracer(nil)}
 	for _, opt := range opts {
 		opt(&o)
 	}

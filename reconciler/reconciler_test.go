@@ -88,7 +88,7 @@ func (h *harness) count(result string) float64 {
 }
 
 func (h *harness) errorsOfKind(kind string) float64 {
-	return testutil.ToFloat64(mustCounter(h.reg, "kopgo_reconcile_errors_total", "kind", kind))
+	return testutil.ToFloat64(mustCounter(h.reg, "kopgo_reconcile_errors_total", "error_kind", kind))
 }
 
 func mustCounter(reg *prometheus.Registry, name, label, value string) prometheus.Collector {
@@ -155,13 +155,13 @@ func TestErrorsAndMarkers(t *testing.T) {
 		stalled    string
 		errorKind  string
 	}{
-		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "Unavailable"},
-		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
-		{"invalid from the API server", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
-		{"bad request from the API server", apierrors.NewBadRequest("yaml: control characters are not allowed"), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "Invalid"},
+		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "unavailable"},
+		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
+		{"invalid from the API server", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
+		{"bad request from the API server", apierrors.NewBadRequest("yaml: control characters are not allowed"), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
 		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", "", 30 * time.Second, "Unknown/Progressing", "-", ""},
-		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", "error", time.Minute, "False/Internal", "-", "Internal"},
-		{"already exists", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "AlreadyExists"},
+		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", "error", time.Minute, "False/Internal", "-", "internal"},
+		{"already exists", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "already_exists"},
 		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", "", 0, "-", "-", ""},
 	}
 	for _, tt := range tests {
@@ -194,9 +194,9 @@ func TestErrorsAndMarkers(t *testing.T) {
 				t.Errorf("kopgo_reconcile_total{result=%q} = %v, want 1", tt.wantResult, h.count(tt.wantResult))
 			}
 			if tt.errorKind != "" && h.errorsOfKind(tt.errorKind) != 1 {
-				t.Errorf("kopgo_reconcile_errors_total{kind=%q} = %v, want 1", tt.errorKind, h.errorsOfKind(tt.errorKind))
+				t.Errorf("kopgo_reconcile_errors_total{error_kind=%q} = %v, want 1", tt.errorKind, h.errorsOfKind(tt.errorKind))
 			}
-			if tt.wantResult == "conflict" && (h.errorsOfKind("Conflict") != 0 || len(h.events.Events()) != 0) {
+			if tt.wantResult == "conflict" && (h.errorsOfKind("conflict") != 0 || len(h.events.Events()) != 0) {
 				t.Error("a conflict was counted as an error or reported as an event")
 			}
 		})
@@ -214,8 +214,8 @@ func TestPanicIsRecovered(t *testing.T) {
 	if c := status.Get(h.get(), status.Ready); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "panicked") {
 		t.Errorf("Ready = %+v", c)
 	}
-	if h.count("panic") != 1 || h.errorsOfKind("Internal") != 1 {
-		t.Errorf("panic metrics: result %v, errors %v", h.count("panic"), h.errorsOfKind("Internal"))
+	if h.count("panic") != 1 || h.errorsOfKind("internal") != 1 {
+		t.Errorf("panic metrics: result %v, errors %v", h.count("panic"), h.errorsOfKind("internal"))
 	}
 }
 
@@ -234,7 +234,7 @@ func TestTimeoutIsReportedInStatus(t *testing.T) {
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != "Timeout" || !strings.Contains(c.Message, "did not finish within 200ms") {
 		t.Errorf("Ready = %+v", c)
 	}
-	if h.count("timeout") != 1 || h.count("success") != 0 || h.errorsOfKind("Timeout") != 1 {
+	if h.count("timeout") != 1 || h.count("success") != 0 || h.errorsOfKind("timeout") != 1 {
 		t.Error("a timeout was not counted as a timeout error")
 	}
 }

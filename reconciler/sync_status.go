@@ -27,7 +27,7 @@ func (r *syncRun[T]) recordEvent() {
 	if len(parts) == 0 || r.env.Recorder == nil {
 		return
 	}
-	r.env.Recorder.Normal(r.parent, "Synced", "Sync", cutNote(strings.Join(parts, "; ")))
+	r.env.Recorder.Normal(r.parent, nil, "Synced", "Sync", cutNote(strings.Join(parts, "; ")))
 }
 
 // cutNote shortens a note to maxNote bytes at a child boundary.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"os"
 
@@ -62,14 +63,11 @@ func main() {
 		setupLog.Error(err, "Unable to create applier")
 		os.Exit(1)
 	}
-	recorder, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), controller.FieldOwner)
+	// The recorder writes through the manager's client and flushes the
+	// counts of repeated events when the manager stops.
+	recorder, err := observability.NewRecorder(mgr, controller.FieldOwner)
 	if err != nil {
 		setupLog.Error(err, "Unable to create event recorder")
-		os.Exit(1)
-	}
-	// The manager flushes and stops the recorder when it stops.
-	if err := mgr.Add(recorder); err != nil {
-		setupLog.Error(err, "Unable to add event recorder")
 		os.Exit(1)
 	}
 
@@ -93,7 +91,10 @@ func main() {
 	}
 
 	setupLog.Info("Starting manager")
-	if err := mgr.Start(ctrl.SetupSignalHandler()); err != nil {
+	err = mgr.Start(ctrl.SetupSignalHandler())
+	// Counts of events recorded while the manager drained, written too.
+	recorder.Shutdown(context.Background())
+	if err != nil {
 		setupLog.Error(err, "Problem running manager")
 		os.Exit(1)
 	}

@@ -15,7 +15,6 @@ import (
 	koperrors "github.com/kopgo/kopgo/errors"
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 )
@@ -87,7 +86,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 		// A new spec the Deployment controller has not seen yet: ours.
 		// (Updated alone may be the controller's own status write; see
 		// the apply package on over-reporting.)
-		env.Recorder.Normal(app, "RollingOut", "Apply", fmt.Sprintf("Deployment %s generation %d: %d × %s", d.Name, d.Generation, replicas(app), app.Spec.Image))
+		env.Recorder.Normal(app, nil, "RollingOut", "Apply", fmt.Sprintf("Deployment %s generation %d: %d × %s", d.Name, d.Generation, replicas(app), app.Spec.Image))
 	}
 	url := fmt.Sprintf("http://%s.%s.svc:%d", app.Name, app.Namespace, port(app))
 	if err := r.register(ctx, app, env, url); err != nil {
@@ -113,7 +112,7 @@ func applyChild(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, 
 	obj := res.Object()
 	kind := obj.GetKind()
 	if res.Outcome == apply.Created || kind != "Deployment" {
-		observability.NormalRelated(env.Recorder, app, obj, kind+res.Outcome.String(), "Apply",
+		env.Recorder.Normal(app, obj, kind+res.Outcome.String(), "Apply",
 			fmt.Sprintf("%s %s %s", kind, obj.GetName(), strings.ToLower(res.Outcome.String())))
 	}
 	return res, nil
@@ -144,7 +143,7 @@ func reportRollout(app *webappv1.WebApp, d *appsv1.Deployment, env *reconciler.E
 		wasReady := status.IsTrue(app, status.Ready)
 		status.MarkReady(app, "Available", fmt.Sprintf("%s at %s", r.Message, app.Status.URL))
 		if !wasReady {
-			env.Recorder.Normal(app, "RolledOut", "Rollout", fmt.Sprintf("%d pods of %s available", replicas(app), app.Spec.Image))
+			env.Recorder.Normal(app, nil, "RolledOut", "Rollout", fmt.Sprintf("%d pods of %s available", replicas(app), app.Spec.Image))
 		}
 	case status.StateFailed:
 		status.MarkStalled(app, r.Reason, r.Message)

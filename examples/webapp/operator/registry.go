@@ -70,7 +70,7 @@ func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *rec
 		return koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), kopmeta.RefOf(app))
 	}
 	if res.Outcome != apply.Unchanged {
-		env.Recorder.Normal(app, "Deregistered", "Cleanup", fmt.Sprintf("removed %s from ConfigMap %s/%s", RegistryKey(app), r.RegistryNamespace, RegistryName))
+		env.Recorder.Normal(app, nil, "Deregistered", "Cleanup", fmt.Sprintf("removed %s from ConfigMap %s/%s", RegistryKey(app), r.RegistryNamespace, RegistryName))
 	}
 	return nil
 }

@@ -128,9 +128,9 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 		// different ConfigMaps never fold into one series.
 		switch res.Outcome {
 		case apply.Created:
-			observability.NormalRelated(r.Recorder, cs, res.Object(), "Created", "Apply", "Created ConfigMap "+*cm.Name)
+			r.Recorder.Normal(cs, res.Object(), "Created", "Apply", "Created ConfigMap "+*cm.Name)
 		case apply.Updated:
-			observability.NormalRelated(r.Recorder, cs, res.Object(), "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
+			r.Recorder.Normal(cs, res.Object(), "Updated", "Apply", "Updated ConfigMap "+*cm.Name)
 		}
 		desired = append(desired, kopmeta.ObjectRef{Kind: configMapGVK.Kind, Namespace: *cm.Namespace, Name: *cm.Name})
 	}
@@ -140,7 +140,7 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *v1alp
 	res, err := gc.Prune(ctx, r.Client, cs, labels.SelectorFromSet(label),
 		[]schema.GroupVersionKind{configMapGVK}, desired)
 	for _, ref := range res.Deleted {
-		r.Recorder.Normal(cs, "Pruned", "Delete", "Deleted ConfigMap "+ref.Name)
+		r.Recorder.Normal(cs, nil, "Pruned", "Delete", "Deleted ConfigMap "+ref.Name)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("prune ConfigMaps of ConfigSet %s: %w", cs.Name, err)
@@ -178,7 +178,7 @@ func (r *ConfigSetReconciler) finalize(ctx context.Context, cs *v1alpha1.ConfigS
 	if !finalizers.Has(cs, Finalizer) {
 		return nil // another controller's finalizer holds it: not ours to wait for
 	}
-	r.Recorder.Normal(cs, "Finalized", "Cleanup", "Cleaned up ConfigSet "+cs.Name)
+	r.Recorder.Normal(cs, nil, "Finalized", "Cleanup", "Cleaned up ConfigSet "+cs.Name)
 	_, err := finalizers.Remove(ctx, r.Client, cs, Finalizer)
 	return err
 }

@@ -281,7 +281,7 @@ func startManager(t *testing.T, ns string, traffic *objectTraffic) (*testkit.Per
 	if err != nil {
 		t.Fatal(err)
 	}
-	recorder, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), controller.FieldOwner)
+	recorder, err := observability.NewRecorder(mgr, controller.FieldOwner)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func startManager(t *testing.T, ns string, traffic *objectTraffic) (*testkit.Per
 		if err := <-done; err != nil {
 			t.Errorf("manager: %v", err)
 		}
-		recorder.Shutdown()
+		recorder.Shutdown(context.Background())
 	})
 	return perms, rules
 }

@@ -12,7 +12,7 @@
 //		Client:   mgr.GetClient(),
 //		Scheme:   mgr.GetScheme(),
 //		Applier:  applier,  // apply.New(mgr.GetConfig(), controller.FieldOwner, ...)
-//		Recorder: recorder, // observability.NewRecorder(...)
+//		Recorder: recorder, // observability.NewRecorder(mgr, ...)
 //	}).SetupWithManager(mgr); err != nil {
 //		return err
 //	}

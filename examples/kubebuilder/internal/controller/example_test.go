@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"context"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -33,12 +34,12 @@ func ExampleConfigSetReconciler_SetupWithManager() {
 		fmt.Println(err)
 		return
 	}
-	recorder, err := observability.NewRecorder(mgr.GetConfig(), mgr.GetScheme(), controller.FieldOwner)
+	recorder, err := observability.NewRecorder(mgr, controller.FieldOwner)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer recorder.Shutdown()
+	defer recorder.Shutdown(context.Background())
 
 	err = (&controller.ConfigSetReconciler{
 		Client:   mgr.GetClient(),

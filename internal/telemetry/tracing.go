@@ -1,4 +1,4 @@
-package observability
+package telemetry
 
 import (
 	"context"
@@ -13,6 +13,18 @@ import (
 // TracerName is the instrumentation scope of kopgo's spans.
 const TracerName = "github.com/kopgo/kopgo"
 
+// The attribute keys of kopgo's spans; the package documentation lists
+// them.
+const (
+	AttrController       = attribute.Key("kopgo.controller")
+	AttrObjectKind       = attribute.Key("kopgo.object.kind")
+	AttrObjectNamespace  = attribute.Key("kopgo.object.namespace")
+	AttrObjectName       = attribute.Key("kopgo.object.name")
+	AttrObjectUID        = attribute.Key("kopgo.object.uid")
+	AttrObjectGeneration = attribute.Key("kopgo.object.generation")
+	AttrResult           = attribute.Key("kopgo.result")
+)
+
 // Tracer returns kopgo's tracer from tp, or a no-op tracer when tp is nil:
 // tracing costs nothing unless the user sets a TracerProvider.
 func Tracer(tp trace.TracerProvider) trace.Tracer {
@@ -22,18 +34,20 @@ func Tracer(tp trace.TracerProvider) trace.Tracer {
 	return tp.Tracer(TracerName)
 }
 
-// StartReconcile starts the span of one reconcile with the object's kind,
-// namespace, name, uid and generation as attributes. End it with
-// [EndSpan].
+// ObjectAttrs names an object by kind, namespace and name.
+func ObjectAttrs(kind, namespace, name string) []attribute.KeyValue {
+	return []attribute.KeyValue{AttrObjectKind.String(kind), AttrObjectNamespace.String(namespace), AttrObjectName.String(name)}
+}
+
+// StartReconcile starts the span of one reconcile with the controller and
+// the object's kind, namespace, name, uid and generation as attributes. End
+// it with [EndSpan].
 func StartReconcile(ctx context.Context, tracer trace.Tracer, controller, kind string, obj client.Object) (context.Context, trace.Span) {
-	attrs := []attribute.KeyValue{
-		attribute.String("kopgo.controller", controller),
-		attribute.String("k8s.object.kind", kind),
-		attribute.String("k8s.namespace.name", obj.GetNamespace()),
-		attribute.String("k8s.object.name", obj.GetName()),
-		attribute.String("k8s.object.uid", string(obj.GetUID())),
-		attribute.Int64("k8s.object.generation", obj.GetGeneration()),
-	}
+	attrs := append(ObjectAttrs(kind, obj.GetNamespace(), obj.GetName()),
+		AttrController.String(controller),
+		AttrObjectUID.String(string(obj.GetUID())),
+		AttrObjectGeneration.Int64(obj.GetGeneration()),
+	)
 	return tracer.Start(ctx, "reconcile "+kind, trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
 }
 
@@ -48,7 +62,7 @@ func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (c
 // ends it.
 func EndSpan(span trace.Span, result Result, err error) {
 	if result != "" {
-		span.SetAttributes(attribute.String("kopgo.result", string(result)))
+		span.SetAttributes(AttrResult.String(string(result)))
 	}
 	if err != nil {
 		span.RecordError(err)

@@ -1,0 +1,11 @@
+package observability
+
+import "time"
+
+// SetSeriesInterval sets how often repeating events' counts are written,
+// for the tests of the external test package, and returns the restore.
+func SetSeriesInterval(d time.Duration) (restore func()) {
+	old := seriesInterval
+	seriesInterval = d
+	return func() { seriesInterval = old }
+}
