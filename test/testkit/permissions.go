@@ -23,8 +23,8 @@ func (p Permission) String() string { return p.Group + "/" + p.Resource + " " + 
 // Permissions an operator needs that no recorded request shows; pass those
 // that apply to [Permissions.Unused] as allowed.
 var (
-	// PatchEvents is "patch" on events.k8s.io events: client-go's recorder
-	// patches an event into a series when the same event repeats for the
+	// PatchEvents is "patch" on events.k8s.io events: kopgo's recorder
+	// patches an event's series count when the same event repeats for the
 	// same version of an object. Any controller that records events needs
 	// it, but whether a test run sends it is a matter of timing.
 	PatchEvents = Permission{Group: "events.k8s.io", Resource: "events", Verb: "patch"}
