@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"context"
 	"fmt"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -9,13 +10,29 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
+)
+
+// Interface is what code that applies needs: [Applier] implements it, and
+// so does [Fake], which unit tests use instead of a cluster. reconciler.Env
+// holds one.
+type Interface interface {
+	// Apply server-side applies obj: see [Applier.Apply].
+	Apply(ctx context.Context, obj any, opts ...client.ApplyOption) (Result, error)
+	// Forget drops what is remembered about obj: see [Applier.Forget].
+	Forget(obj client.Object)
+	// FieldOwner is the field manager applies are made as by default.
+	FieldOwner() string
+}
+
+var (
+	_ Interface = (*Applier)(nil)
+	_ Interface = (*Fake)(nil)
 )
 
 // Result is what one [Applier.Apply] did.
@@ -81,9 +98,10 @@ type Applier struct {
 // so that it can tell a create (201) from an update (200) without a GET. In a
 // manager:
 //
-//	a, err := apply.New(mgr.GetConfig(), "webapp-controller",
-//		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-//		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+//	a, err := apply.New(mgr.GetConfig(), "webapp-controller", apply.WithCluster(mgr))
+//
+// fieldOwner is the field manager of every apply unless one names another
+// with client.FieldOwner.
 func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, error) {
 	if fieldOwner == "" {
 		return nil, koperrors.Errorf(koperrors.Config, "new applier: a field owner is required")
@@ -91,7 +109,7 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	if cfg == nil {
 		return nil, koperrors.Errorf(koperrors.Config, "new applier: a rest.Config is required")
 	}
-	c := config{scheme: clientgoscheme.Scheme, maxRecords: DefaultMaxRecords}
+	c := config{scheme: clientgoscheme.Scheme, maxRecords: defaultMaxRecords}
 	for _, o := range opts {
 		o(&c)
 	}
@@ -126,12 +144,15 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	}, nil
 }
 
-// FieldOwner returns the field manager the Applier applies as by default.
+// FieldOwner returns the field manager the Applier applies as by default
+// (given to [New]).
 func (a *Applier) FieldOwner() string { return a.fieldOwner }
 
 // Forget drops what the Applier remembers about obj (only its kind,
 // namespace and name matter), as when the caller deleted it. The Applier also
-// forgets an object when its cache says it is gone or has another UID.
+// forgets an object when its cache says it is gone or has another UID. To
+// forget every object an informer reports deleted, call Forget from the
+// informer's DeleteFunc (unwrapping a cache.DeletedFinalStateUnknown).
 func (a *Applier) Forget(obj client.Object) {
 	gvk, err := apiutil.GVKForObject(obj, a.scheme)
 	if err != nil {
@@ -139,24 +160,3 @@ func (a *Applier) Forget(obj client.Object) {
 	}
 	a.records.forget(recordKey{gk: gvk.GroupKind(), namespace: obj.GetNamespace(), name: obj.GetName()})
 }
-
-// ForgetOnDelete returns an informer event handler that forgets every object
-// the informer sees deleted. Add it to the informers of the kinds you apply
-// to free memory as soon as objects go away:
-//
-//	inf, err := mgr.GetCache().GetInformer(ctx, &appsv1.Deployment{})
-//	_, err = inf.AddEventHandler(a.ForgetOnDelete())
-func (a *Applier) ForgetOnDelete() toolscache.ResourceEventHandler {
-	return toolscache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		if co, ok := obj.(client.Object); ok {
-			a.Forget(co)
-		}
-	}}
-}
-
-// Remembered returns how many objects the Applier remembers; at most the
-// bound set by [WithMaxRecords].
-func (a *Applier) Remembered() int { return a.records.len() }

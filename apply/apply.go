@@ -36,18 +36,20 @@ import (
 // field-manager conflict is an error of Kind Invalid whose chain holds a
 // [*ConflictError] naming the fields and their managers.
 //
+// The options are controller-runtime's: the apply is made as the Applier's
+// field owner unless client.FieldOwner names another, forces ownership
+// unless [Force](false) is passed (see [Force]), and client.DryRunAll makes
+// it a dry run (always sent, never remembered).
+//
 // Each call is a span named "apply" under the span in ctx (no cost without
 // tracing), and with [WithMetrics] its outcome is counted in
 // kopgo_apply_total (dry runs excepted).
-func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res Result, err error) {
-	o := ApplyOptions{FieldOwner: a.fieldOwner}
-	for _, opt := range opts {
-		opt.ApplyToApplyOptions(&o)
-	}
+func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption) (res Result, err error) {
+	o := applyOptions(a.fieldOwner, opts)
 	ctx, span := telemetry.StartSpan(ctx, "apply")
 	defer func() {
 		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
-		if err == nil && !o.DryRun && a.metrics != nil {
+		if err == nil && !dryRun(o) && a.metrics != nil {
 			(*telemetry.Metrics)(a.metrics).RecordApply(a.controller, res.Outcome.String())
 		}
 		telemetry.EndSpan(span, "", err)
@@ -62,7 +64,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...ApplyOption) (res 
 }
 
 // apply is [Applier.Apply] once the input is an intent.
-func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, o ApplyOptions) (Result, error) {
+func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, o *client.ApplyOptions) (Result, error) {
 	gvk := in.gvk
 	if err := a.validate(in, o); err != nil {
 		return Result{}, koperrors.Wrap(err, "apply", ref)
@@ -101,13 +103,13 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, 
 		// cache does not hold: the cache may not have our write yet, and
 		// an older copy may hold this intent (a revert) while the server
 		// holds the other.
-		if live != nil && !o.DryRun {
+		if live != nil && !dryRun(o) {
 			sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
 			if sameVersion && rec.intent == hash {
 				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
 			}
 			ownWriteUnseen := remembered && !sameVersion && rec.intent != hash
-			if u, err := in.object(); err == nil && !ownWriteUnseen && liveHolds(u, live, o.FieldOwner) {
+			if u, err := in.object(); err == nil && !ownWriteUnseen && liveHolds(u, live, o.FieldManager) {
 				a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash})
 				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
 			}
@@ -121,15 +123,8 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, 
 	if err != nil {
 		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
 	}
-	applyOpts := []client.ApplyOption{client.FieldOwner(o.FieldOwner)}
-	if o.Force {
-		applyOpts = append(applyOpts, client.ForceOwnership)
-	}
-	if o.DryRun {
-		applyOpts = append(applyOpts, client.DryRunAll)
-	}
 	xctx, x := withExchange(ctx)
-	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...)
+	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), o)
 	res := Result{Requests: int(x.requests.Load())}
 	if err != nil {
 		if ce := asConflictError(err); ce != nil {
@@ -141,7 +136,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, 
 	switch {
 	case x.status.Load() == http.StatusCreated:
 		res.Outcome = Created
-	case o.DryRun:
+	case dryRun(o):
 		// A dry run does not move the resourceVersion; compare the answer
 		// with the cache's copy of the same version instead.
 		res.Outcome = Updated
@@ -156,7 +151,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, 
 		// documentation.
 		res.Outcome = Updated
 	}
-	if !o.DryRun {
+	if !dryRun(o) {
 		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash})
 	}
 	return res, nil

@@ -56,7 +56,7 @@ func BenchmarkApplyUnchanged(b *testing.B) {
 			}
 			b.Run(name, func(b *testing.B) {
 				cfg, requests := counted()
-				a, err := apply.New(cfg, owner, apply.WithScheme(cluster.Scheme()), apply.WithCache(informers))
+				a, err := apply.New(cfg, owner, apply.WithCache(informers))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -65,12 +65,12 @@ func counted() (*rest.Config, *counters) {
 func newApplier(t *testing.T, opts ...apply.ApplierOption) (*apply.Applier, *counters) {
 	t.Helper()
 	cfg, n := counted()
-	a, err := apply.New(cfg, owner, append([]apply.ApplierOption{apply.WithScheme(cluster.Scheme())}, opts...)...)
+	a, err := apply.New(cfg, owner, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, warm := range []any{configMapAC("default", "warm-up", nil), &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "warm-up"}}} {
-		if _, err := a.Apply(t.Context(), warm, apply.DryRun(true)); err != nil && koperrors.KindOf(err) != koperrors.Invalid {
+		if _, err := a.Apply(t.Context(), warm, client.DryRunAll); err != nil && koperrors.KindOf(err) != koperrors.Invalid {
 			t.Fatalf("warm-up: %v", err)
 		}
 	}
@@ -287,14 +287,14 @@ func TestDryRunChangesNothing(t *testing.T) {
 	ns := cluster.Namespace(t)
 	informers := startCache(t)
 	a, requests := newApplier(t, apply.WithCache(informers))
-	res, err := a.Apply(t.Context(), configMapAC(ns, "dry", map[string]string{"k": "v"}), apply.DryRun(true))
+	res, err := a.Apply(t.Context(), configMapAC(ns, "dry", map[string]string{"k": "v"}), client.DryRunAll)
 	if err != nil || res.Outcome != apply.Created || res.Requests != 1 || requests.all.Load() != 1 {
 		t.Fatalf("dry-run create = %s with %d requests, %v; want Created with 1", res.Outcome, requests.all.Load(), err)
 	}
 	if err := cluster.Client().Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "dry"}, &corev1.ConfigMap{}); koperrors.KindOf(err) != koperrors.NotFound {
 		t.Errorf("dry run created the object: %v", err)
 	}
-	if a.Remembered() != 0 {
+	if apply.Remembered(a) != 0 {
 		t.Errorf("dry run was remembered")
 	}
 
@@ -314,7 +314,7 @@ func TestDryRunChangesNothing(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := requests.all.Load()
-			got, err := a.Apply(t.Context(), configMapAC(ns, "dry", map[string]string{"k": tt.value}), apply.DryRun(true))
+			got, err := a.Apply(t.Context(), configMapAC(ns, "dry", map[string]string{"k": tt.value}), client.DryRunAll)
 			if err != nil || got.Outcome != tt.want || requests.all.Load()-before != 1 {
 				t.Errorf("dry run = %s with %d requests, %v; want %s with 1", got.Outcome, requests.all.Load()-before, err, tt.want)
 			}

@@ -22,9 +22,9 @@ type FieldConflict struct {
 
 // ConflictError is the cause of an apply the API server refused because other
 // field managers own some of the fields with other values. It is wrapped in a
-// koperrors error of Kind Invalid. Retrying the same apply cannot succeed
-// until the other manager lets go: apply with [Force] to take the fields
-// over, or stop setting them.
+// koperrors error of Kind Invalid. It arises only under [Force](false):
+// retrying the same apply cannot succeed until the other manager lets go;
+// apply without Force(false) to take the fields over, or stop setting them.
 type ConflictError struct {
 	// Conflicts lists the fields and their owners.
 	Conflicts []FieldConflict
@@ -32,13 +32,13 @@ type ConflictError struct {
 }
 
 // Error renders `fields owned by another field manager: .data.k (owned by
-// "other"); apply with Force to take them over`.
+// "other"); force ownership to take them over`.
 func (e *ConflictError) Error() string {
 	parts := make([]string, len(e.Conflicts))
 	for i, c := range e.Conflicts {
 		parts[i] = fmt.Sprintf("%s (owned by %q)", c.Field, c.Manager)
 	}
-	return "fields owned by another field manager: " + strings.Join(parts, ", ") + "; apply with Force to take them over"
+	return "fields owned by another field manager: " + strings.Join(parts, ", ") + "; force ownership (apply without Force(false)) to take them over"
 }
 
 // Unwrap returns the API server's error (a *apierrors.StatusError, 409).

@@ -5,18 +5,35 @@
 //
 //	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Cache: cache.Options{
 //		DefaultTransform: apply.KeepManagedFields("webapp-controller")}})
-//	a, err := apply.New(mgr.GetConfig(), "webapp-controller",
-//		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-//		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+//	a, err := apply.New(mgr.GetConfig(), "webapp-controller", apply.WithCluster(mgr))
 //
 //	res, err := a.Apply(ctx, appsv1ac.Deployment("web", ns).WithSpec(...))
 //	res.Outcome  // apply.Created, apply.Updated or apply.Unchanged
 //	res.Object() // the object after the apply
 //	res.Requests // 0 or 1
 //
-// Every apply names its field manager: [New] requires one, and [FieldOwner]
-// overrides it per call. [Force] and [DryRun] are the other per-call options
-// ([ApplyOption], controller-runtime's client.Options style).
+// # Options
+//
+// Per call, [Applier.Apply] takes controller-runtime's client.ApplyOption,
+// the options of client.Client's own Apply:
+//
+//   - The field owner: every apply names its field manager. [New] requires
+//     one, the Applier's default; client.FieldOwner names another for one
+//     call. kopgo gives the field owner this one way everywhere: a default
+//     set where the writer is made (here [New]; a client made with
+//     controller-runtime's client.WithFieldOwner for the status and
+//     finalizers packages, as kopgo's Builder makes reconciler.Env's), and
+//     client.FieldOwner per call.
+//   - Force: a controller owns its children, so the Applier forces field
+//     ownership by default, taking fields back from other managers.
+//     [Force](false) opts out: a field another manager owns with another
+//     value is then a [*ConflictError]. The same Force(false) serves
+//     status.Patcher.Patch, which forces by default too.
+//   - client.DryRunAll: the server validates and answers, nothing is
+//     persisted or remembered.
+//
+// [Interface] is what code that applies needs; [Fake] implements it for unit
+// tests without a cluster (see the Fake example).
 //
 // # Inputs
 //
@@ -43,8 +60,8 @@
 //
 // Created is exact: the API server answers an apply that creates with 201
 // and an apply to an existing object with 200 (k8s.io/apiserver's patch
-// handler). The Applier builds its own client (on [WithHTTPClient]'s client
-// when given, sharing its connections) whose transport records the status
+// handler). The Applier builds its own client (on the HTTP client of
+// [WithCluster]'s cluster when given, sharing its connections) whose transport records the status
 // of each response into a slot carried by the request's context; no
 // guessing from timestamps or generation.
 //
@@ -72,7 +89,7 @@
 //
 // # Zero requests for an unchanged object
 //
-// With a cache ([WithCache]) the Applier sends nothing, and answers
+// With a cache ([WithCluster] or [WithCache]) the Applier sends nothing, and answers
 // Unchanged with Requests == 0, when the cache's copy of the object proves
 // that the apply would change nothing. Two proofs, the cheap one first:
 //
@@ -137,12 +154,12 @@
 // cache (after a restart too, for the built-in kinds) and 1 without; bad
 // input that can be seen locally 0.
 //
-// Memory is bounded: at most [WithMaxRecords] objects (default
-// [DefaultMaxRecords]), least recently applied forgotten first. An object is
-// also forgotten when the cache says it is gone or holds another UID, on
-// [Applier.Forget], and on deletes an informer reports to
-// [Applier.ForgetOnDelete]. A forgotten object costs the second proof, or
-// one request, next time.
+// Memory is bounded: at most [WithMaxRecords] objects (default 10,000),
+// least recently applied forgotten first. An object is also forgotten when
+// the cache says it is gone or holds another UID, and on [Applier.Forget]
+// (call it from an informer's DeleteFunc to forget every deleted object at
+// once). A forgotten object costs the second proof, or one request, next
+// time.
 //
 // # Errors
 //
@@ -154,11 +171,12 @@
 // (checked with [scope.Scope.Check]), an empty field owner, an input that is
 // not an object.
 //
-// A field-manager conflict (another manager owns a field with another value)
-// is of Kind Invalid, not Conflict, and its chain holds a [*ConflictError]
-// listing each field and its manager ([Conflicts]). Unlike an
-// optimistic-concurrency 409, which the reconcile loop retries at once and
-// silently, retrying cannot help until the other manager lets go: apply with
-// [Force] to take the fields over, or stop setting them. Kind Invalid makes
-// the loop log it and back off, instead of retrying it quietly forever.
+// A field-manager conflict (under [Force](false), another manager owns a
+// field with another value) is of Kind Invalid, not Conflict, and its chain
+// holds a [*ConflictError] listing each field and its manager ([Conflicts]).
+// Unlike an optimistic-concurrency 409, which the reconcile loop retries at
+// once and silently, retrying cannot help until the other manager lets go:
+// force ownership to take the fields over, or stop setting them. Kind
+// Invalid makes the loop log it and back off, instead of retrying it
+// quietly forever.
 package apply

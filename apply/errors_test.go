@@ -14,15 +14,16 @@ import (
 	koperrors "github.com/kopgo/kopgo/errors"
 )
 
-// Without Force, a field another manager owns is a Conflict naming that
-// manager and the field, and nothing changes; with Force the field is ours.
+// With Force(false), a field another manager owns is a Conflict naming that
+// manager and the field, and nothing changes; by default (forced) the field
+// is ours.
 func TestConflictAndForce(t *testing.T) {
 	ns := cluster.Namespace(t)
 	a, _ := newApplier(t)
 	if err := cluster.Client().Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), client.FieldOwner("other-manager")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}))
+	_, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}), apply.Force(false))
 	if koperrors.KindOf(err) != koperrors.Invalid {
 		t.Fatalf("conflicting apply = %v, want Kind Invalid", err)
 	}
@@ -37,7 +38,7 @@ func TestConflictAndForce(t *testing.T) {
 	if got := getData(t, ns, "cm")["k"]; got != "theirs" {
 		t.Errorf("data.k = %q after a refused apply", got)
 	}
-	res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}), apply.Force(true))
+	res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"})) // forced by default
 	if err != nil || res.Outcome != apply.Updated {
 		t.Errorf("forced apply = %s, %v; want Updated", res.Outcome, err)
 	}
@@ -45,7 +46,7 @@ func TestConflictAndForce(t *testing.T) {
 		t.Errorf("data.k = %q after a forced apply", got)
 	}
 	// The other manager now conflicts with us: per-call FieldOwner.
-	_, err = a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), apply.FieldOwner("other-manager"))
+	_, err = a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), client.FieldOwner("other-manager"), apply.Force(false))
 	if diff := cmp.Diff([]apply.FieldConflict{{Manager: owner, Field: ".data.k"}}, apply.Conflicts(err)); diff != "" {
 		t.Errorf("Conflicts as other-manager (-want +got):\n%s", diff)
 	}
@@ -63,7 +64,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	tests := []struct {
 		name string
 		obj  any
-		opts []apply.ApplyOption
+		opts []client.ApplyOption
 		want []string
 	}{
 		{"no name", configMapAC(ns, "", nil), nil, []string{"apply ConfigMap " + ns + "/", "metadata.name is required"}},
@@ -72,7 +73,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 		{"no namespace", configMapAC("", "cm", nil), nil, []string{"apply ConfigMap cm", "metadata.namespace is required: ConfigMap is namespaced"}},
 		{"namespace on cluster kind", &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}}, nil,
 			[]string{"apply Namespace " + ns + "/x", `metadata.namespace "` + ns + `" must be empty: Namespace is cluster-scoped`}},
-		{"empty field owner", configMapAC(ns, "cm", nil), []apply.ApplyOption{apply.FieldOwner("")}, []string{"field owner is empty"}},
+		{"empty field owner", configMapAC(ns, "cm", nil), []client.ApplyOption{client.FieldOwner("")}, []string{"field owner is empty"}},
 		{"not an object", 42, nil, []string{"cannot apply a int"}},
 		{"nil object", (*corev1.ConfigMap)(nil), nil, []string{"cannot apply a nil *v1.ConfigMap"}},
 	}

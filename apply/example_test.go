@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -13,6 +16,8 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
 )
 
 // A plain controller-runtime reconciler that applies a ConfigMap per
@@ -27,11 +32,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	applier, err := apply.New(mgr.GetConfig(), "settings-controller",
-		apply.WithScheme(mgr.GetScheme()),
-		apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()),
-		apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), "settings-controller", apply.WithCluster(mgr))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +57,9 @@ func Example() {
 	_ = mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// Apply a ConfigMap and act on the outcome.
+// Apply a ConfigMap and act on the outcome. The Applier forces ownership
+// by default; Force(false) leaves the fields other managers own to them and
+// reports them instead.
 func ExampleApplier_Apply() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -69,12 +72,13 @@ func ExampleApplier_Apply() {
 		return
 	}
 	res, err := a.Apply(context.Background(),
-		corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}))
+		corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), apply.Force(false))
 	switch {
 	case apply.Conflicts(err) != nil:
-		// Another field manager owns some of these fields: take them over.
+		// Another field manager owns some of these fields: take them over
+		// (the default), as another field manager this time.
 		res, err = a.Apply(context.Background(),
-			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), apply.Force(true))
+			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), client.FieldOwner("settings-admin"))
 	case koperrors.KindOf(err) == koperrors.Invalid:
 		fmt.Println("bad intent:", err)
 		return
@@ -84,6 +88,54 @@ func ExampleApplier_Apply() {
 		return
 	}
 	fmt.Println(res.Outcome, res.Object().GetResourceVersion())
+}
+
+// Unit-test a reconciler without a cluster: reconciler.Env's Applier is an
+// apply.Interface, and a Fake records what the reconciler applies and
+// answers with the outcomes and errors the test chooses.
+func ExampleFake() {
+	// The reconciler under test: one ConfigMap per parent ConfigMap, and an
+	// event when it was created.
+	r := reconciler.Func[*corev1.ConfigMap](func(ctx context.Context, parent *corev1.ConfigMap, env *reconciler.Env) error {
+		res, err := env.Applier.Apply(ctx, corev1ac.ConfigMap(parent.Name+"-settings", parent.Namespace).
+			WithData(map[string]string{"color": parent.Data["color"]}))
+		if err != nil {
+			return err
+		}
+		if res.Outcome == apply.Created {
+			env.Recorder.Normal(parent, nil, "Created", "Apply", "created "+res.Object().GetName())
+		}
+		return nil
+	})
+
+	fake := &apply.Fake{}
+	events := &observability.FakeRecorder{}
+	env := &reconciler.Env{Applier: fake, Recorder: events}
+	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Data: map[string]string{"color": "blue"}}
+	for range 2 {
+		if err := r.Reconcile(context.Background(), parent, env); err != nil {
+			fmt.Println(err)
+		}
+	}
+	for _, u := range fake.Applied() {
+		data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+		fmt.Println("applied", u.GetKind(), u.GetNamespace()+"/"+u.GetName(), data)
+	}
+	for _, e := range events.Events() {
+		fmt.Println("event", e.Reason, e.Note)
+	}
+
+	// The API server refuses the apply: the reconciler returns the error.
+	fake.Respond = func(*unstructured.Unstructured, *client.ApplyOptions) (apply.Outcome, error) {
+		return 0, koperrors.Errorf(koperrors.Forbidden, "configmaps is forbidden")
+	}
+	err := r.Reconcile(context.Background(), parent, env)
+	fmt.Println(koperrors.KindOf(err), err)
+	// Output:
+	// applied ConfigMap default/web-settings map[color:blue]
+	// applied ConfigMap default/web-settings map[color:blue]
+	// event Created created web-settings
+	// Forbidden apply ConfigMap default/web-settings: configmaps is forbidden
 }
 
 func ExampleOutcome() {

@@ -165,12 +165,12 @@ func pruneEmpty(m map[string]any) {
 // apply under another owner or with Force is another intent. encoding/json
 // writes struct fields in order and sorts map keys, so equal inputs hash
 // equal, and inputs that hash equal send equal intents.
-func hashIntent(in *intent, o ApplyOptions) [32]byte {
+func hashIntent(in *intent, o *client.ApplyOptions) [32]byte {
 	h := sha256.New()
 	h.Write(in.data)
 	h.Write([]byte{0})
-	h.Write([]byte(o.FieldOwner))
-	if o.Force {
+	h.Write([]byte(o.FieldManager))
+	if forced(o) {
 		h.Write([]byte{0, 'F'})
 	}
 	var sum [32]byte

@@ -2,16 +2,14 @@ package apply_test
 
 import (
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
 )
 
 // The records stay within the cap, least recently applied dropped first, and
-// an object is forgotten when the cache says it is gone, when it is deleted
-// under an informer with ForgetOnDelete, and on Forget.
+// an object is forgotten when the cache says it is gone, and on Forget.
 func TestMemoryIsBoundedAndFreed(t *testing.T) {
 	ns := cluster.Namespace(t)
 	informers := startCache(t)
@@ -23,7 +21,7 @@ func TestMemoryIsBoundedAndFreed(t *testing.T) {
 		}
 		waitCached(t, informers, cmKey(ns, n), res.Object().GetResourceVersion())
 	}
-	if got := a.Remembered(); got != 3 {
+	if got := apply.Remembered(a); got != 3 {
 		t.Errorf("remembers %d objects, want the cap of 3", got)
 	}
 	for _, tt := range []struct {
@@ -44,10 +42,10 @@ func TestMemoryIsBoundedAndFreed(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitGone(t, informers, gone)
-		if _, err := a.Apply(t.Context(), configMapAC(ns, "d", nil), apply.DryRun(true)); err != nil {
+		if _, err := a.Apply(t.Context(), configMapAC(ns, "d", nil), client.DryRunAll); err != nil {
 			t.Fatal(err)
 		}
-		if got := a.Remembered(); got != 2 {
+		if got := apply.Remembered(a); got != 2 {
 			t.Errorf("remembers %d after the cache lost d, want 2", got)
 		}
 		res, err := a.Apply(t.Context(), configMapAC(ns, "d", nil))
@@ -55,32 +53,10 @@ func TestMemoryIsBoundedAndFreed(t *testing.T) {
 			t.Errorf("re-apply after delete = %s, %v; want Created", res.Outcome, err)
 		}
 	})
-	t.Run("ForgetOnDelete", func(t *testing.T) {
-		inf, err := informers.GetInformer(t.Context(), &corev1.ConfigMap{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		reg, err := inf.AddEventHandler(a.ForgetOnDelete())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = inf.RemoveEventHandler(reg) })
-		before := a.Remembered()
-		if err := cluster.Client().Delete(t.Context(), cmKey(ns, "e")); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for a.Remembered() != before-1 {
-			if time.Now().After(deadline) {
-				t.Fatalf("remembers %d after deleting e, want %d", a.Remembered(), before-1)
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
 	t.Run("Forget", func(t *testing.T) {
-		before := a.Remembered()
+		before := apply.Remembered(a)
 		a.Forget(cmKey(ns, "a"))
-		if got := a.Remembered(); got != before-1 {
+		if got := apply.Remembered(a); got != before-1 {
 			t.Errorf("remembers %d after Forget, want %d", got, before-1)
 		}
 	})

@@ -2,6 +2,7 @@ package apply_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -18,10 +19,12 @@ import (
 	autoscalingv2ac "k8s.io/client-go/applyconfigurations/autoscaling/v2"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	controllerruntimecluster "sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -64,19 +67,30 @@ func startOperator(t *testing.T, ns string, transform toolscache.TransformFunc) 
 		t.Fatal("cache did not sync")
 	}
 	cfg, traffic := cluster.CountedConfig()
-	// Not WithHTTPClient(mgr.GetHTTPClient()): the Applier's own requests
-	// go through cfg, where they are counted.
-	a, err := apply.New(cfg, owner, apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithRESTMapper(mgr.GetRESTMapper()))
+	// Not the manager's HTTP client: the Applier's own requests go through
+	// cfg, where they are counted.
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := apply.New(cfg, owner, apply.WithCluster(countedCluster{Cluster: mgr, hc: hc}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &operator{applier: a, traffic: traffic, cache: mgr.GetCache(), stop: stop}
 }
 
+// countedCluster is a manager whose HTTP client counts its requests.
+type countedCluster struct {
+	controllerruntimecluster.Cluster
+	hc *http.Client
+}
+
+func (c countedCluster) GetHTTPClient() *http.Client { return c.hc }
+
 // applyCounted applies intent and returns the result and the requests the
 // Applier sent, checked against the count it reports.
-func (o *operator) applyCounted(t *testing.T, intent any, opts ...apply.ApplyOption) (apply.Result, int64) {
+func (o *operator) applyCounted(t *testing.T, intent any, opts ...client.ApplyOption) (apply.Result, int64) {
 	t.Helper()
 	before := o.traffic.Requests.Load()
 	res, err := o.applier.Apply(t.Context(), intent, opts...)

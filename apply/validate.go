@@ -6,6 +6,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
@@ -16,16 +17,11 @@ import (
 // no request is sent for it. The errors name the field at fault; their Kind
 // is Invalid, except when the RESTMapper could not ask the server (then the
 // mapper's own Kind, such as Unavailable).
-func (a *Applier) validate(in *intent, o ApplyOptions) error {
-	gvk := in.gvk
-	switch {
-	case o.FieldOwner == "":
-		return koperrors.Errorf(koperrors.Invalid, "field owner is empty: every apply names its field manager")
-	case gvk.Kind == "" || gvk.Version == "":
-		return koperrors.Errorf(koperrors.Invalid, "apiVersion and kind are required (got apiVersion %q, kind %q)", gvk.GroupVersion().String(), gvk.Kind)
-	case in.name == "":
-		return koperrors.Errorf(koperrors.Invalid, "metadata.name is required (server-side apply cannot use generateName)")
+func (a *Applier) validate(in *intent, o *client.ApplyOptions) error {
+	if err := checkIntent(in, o); err != nil {
+		return err
 	}
+	gvk := in.gvk
 	if a.scopes.fits(gvk, in.namespace) {
 		return nil
 	}
@@ -47,6 +43,21 @@ func (a *Applier) validate(in *intent, o ApplyOptions) error {
 	default:
 		return err
 	}
+}
+
+// checkIntent is what [Applier.validate] and [Fake] check without a
+// RESTMapper: a field owner, an apiVersion and kind, and a name.
+func checkIntent(in *intent, o *client.ApplyOptions) error {
+	gvk := in.gvk
+	switch {
+	case o.FieldManager == "":
+		return koperrors.Errorf(koperrors.Invalid, "field owner is empty: every apply names its field manager")
+	case gvk.Kind == "" || gvk.Version == "":
+		return koperrors.Errorf(koperrors.Invalid, "apiVersion and kind are required (got apiVersion %q, kind %q)", gvk.GroupVersion().String(), gvk.Kind)
+	case in.name == "":
+		return koperrors.Errorf(koperrors.Invalid, "metadata.name is required (server-side apply cannot use generateName)")
+	}
+	return nil
 }
 
 // scopes remembers, per kind, whether it is namespaced, as the RESTMapper

@@ -175,13 +175,12 @@ func variants() []variant {
 // kopgoAdapter builds the reconcile.Reconciler kopgo's Builder would run,
 // on mgr's cache, for the Go benchmark.
 func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconciler[*widget.Widget]) (reconcile.Reconciler, error) {
-	applier, err := apply.New(mgr.GetConfig(), fieldOwner, apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), fieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		return nil, err
 	}
-	env := &reconciler.Env{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(),
-		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier}
+	env := &reconciler.Env{Client: client.WithFieldOwner(mgr.GetClient(), fieldOwner), Reader: mgr.GetAPIReader(),
+		Scheme: mgr.GetScheme(), Applier: applier}
 	a, _, err := reconciler.NewAdapter(fieldOwner+"-gobench", env, r)
 	return a, err
 }

@@ -325,15 +325,14 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	// The Applier reads only the kinds the controller watches from the
 	// cache (see declaredOnly), shares the manager's HTTP client and REST
 	// mapper, and counts its outcomes under the controller's name.
-	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner,
-		apply.WithScheme(mgr.GetScheme()), apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()),
+	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner, apply.WithCluster(mgr),
 		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
 	if err != nil {
 		return err
 	}
 	env := &reconciler.Env{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		FieldOwner: b.fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
+		Client: client.WithFieldOwner(mgr.GetClient(), b.fieldOwner), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		Scheme: mgr.GetScheme(), Applier: applier,
 	}
 	var opts []reconciler.Option
 	if grace := b.grace(ownManager); grace > 0 {

@@ -145,7 +145,7 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		if err := c.Get(t.Context(), client.ObjectKeyFromObject(mine), &w); err != nil {
 			return err
 		}
-		if !status.IsReady(&w) {
+		if !status.IsTrue(&w, status.Ready) {
 			return fmt.Errorf("not ready: %+v", w.Status)
 		}
 		return c.Get(t.Context(), client.ObjectKey{Namespace: ns, Name: "mine-child"}, &corev1.ConfigMap{})

@@ -234,7 +234,7 @@ func TestSetupInExistingManager(t *testing.T) {
 		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &got); err != nil {
 			return err
 		}
-		if !status.IsReady(&got) {
+		if !status.IsTrue(&got, status.Ready) {
 			return fmt.Errorf("not ready")
 		}
 		return nil
@@ -275,7 +275,7 @@ func TestStatusOnlyUpdatesDoNotReconcile(t *testing.T) {
 	if err := c.Get(t.Context(), client.ObjectKeyFromObject(w), w); err != nil {
 		t.Fatal(err)
 	}
-	if !status.IsReady(w) {
+	if !status.IsTrue(w, status.Ready) {
 		t.Fatalf("not Ready after the reconcile: %+v", w.Status)
 	}
 

@@ -20,6 +20,11 @@ type Client interface {
 	Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error
 }
 
+var (
+	_ Client = client.Client(nil)
+	_ Client = client.Writer(nil)
+)
+
 // Has reports whether obj carries the finalizer name.
 func Has(obj client.Object, name string) bool {
 	return slices.Contains(obj.GetFinalizers(), name)
@@ -39,12 +44,18 @@ func Has(obj client.Object, name string) bool {
 // accepts no new finalizers: Add refuses with an error of Kind Invalid when
 // obj says so, and of Kind Conflict when only the server knew. An object
 // that is gone is an error of Kind NotFound.
-func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...Option) (bool, error) {
+//
+// opts are those of the patch (controller-runtime's client.PatchOption).
+// The field manager the API server records for the finalizer entry is
+// client.FieldOwner when given, else c's default (a client made with
+// client.WithFieldOwner, as reconciler.Env's Client is), else the
+// program's user agent.
+func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...client.PatchOption) (bool, error) {
 	const op = "add finalizer"
 	if err := Validate(name); err != nil {
 		return false, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
 	}
-	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, stale bool) ([]patchOp, error) {
+	changed, err := update(ctx, c, obj, opts, func(fins []string, stale bool) ([]patchOp, error) {
 		if slices.Contains(fins, name) {
 			return nil, nil
 		}
@@ -75,18 +86,18 @@ func Add(ctx context.Context, c Client, obj client.Object, name string, opts ...
 //
 // Unlike [Add], Remove accepts a name without a domain (any qualified name),
 // so that a controller can retire a finalizer from before it followed the
-// convention.
-func Remove(ctx context.Context, c Client, obj client.Object, name string, opts ...Option) (bool, error) {
+// convention. opts are those of the patch, as for [Add].
+func Remove(ctx context.Context, c Client, obj client.Object, name string, opts ...client.PatchOption) (bool, error) {
 	return remove(ctx, c, obj, []string{name}, opts)
 }
 
 // RemoveAll is [Remove] for several finalizers at once, in one request,
-// with the default [Options].
+// without patch options (c's defaults apply).
 func RemoveAll(ctx context.Context, c Client, obj client.Object, names ...string) (bool, error) {
 	return remove(ctx, c, obj, names, nil)
 }
 
-func remove(ctx context.Context, c Client, obj client.Object, names []string, opts []Option) (bool, error) {
+func remove(ctx context.Context, c Client, obj client.Object, names []string, opts []client.PatchOption) (bool, error) {
 	const op = "remove finalizer"
 	for _, name := range names {
 		if msgs := validation.IsQualifiedName(name); len(msgs) > 0 {
@@ -94,7 +105,7 @@ func remove(ctx context.Context, c Client, obj client.Object, names []string, op
 				fmt.Errorf("finalizer %q: %s", name, strings.Join(msgs, "; ")), op, kopmeta.RefOf(obj))
 		}
 	}
-	changed, err := update(ctx, c, obj, new(Options).ApplyOptions(opts), func(fins []string, _ bool) ([]patchOp, error) {
+	changed, err := update(ctx, c, obj, opts, func(fins []string, _ bool) ([]patchOp, error) {
 		return removeOps(fins, names), nil
 	})
 	switch {

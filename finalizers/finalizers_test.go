@@ -204,20 +204,36 @@ func TestCachedClient(t *testing.T) {
 	}
 }
 
-// FieldOwner names the manager the server records for our entry.
+// The field owner names the manager the server records for our entry: a
+// per-call client.FieldOwner, else the default of a client made with
+// client.WithFieldOwner.
 func TestFieldOwner(t *testing.T) {
-	cm := newConfigMap(t, "")
-	if _, err := finalizers.Add(t.Context(), cluster.Client(), cm, ours, finalizers.FieldOwner("cleanup-controller")); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		c    client.Client
+		opts []client.PatchOption
+		want string
+	}{
+		{"per call", cluster.Client(), []client.PatchOption{client.FieldOwner("cleanup-controller")}, "cleanup-controller"},
+		{"client's default", client.WithFieldOwner(cluster.Client(), "default-controller"), nil, "default-controller"},
+		{"per call over the client's default", client.WithFieldOwner(cluster.Client(), "default-controller"), []client.PatchOption{client.FieldOwner("cleanup-controller")}, "cleanup-controller"},
 	}
-	owner := ""
-	for _, m := range cm.ManagedFields {
-		if m.FieldsV1 != nil && strings.Contains(m.FieldsV1.GetRawString(), `"v:\"`+ours+`\""`) {
-			owner = m.Manager
-		}
-	}
-	if owner != "cleanup-controller" {
-		t.Errorf("finalizer %s is managed by %q, want cleanup-controller; managed fields: %+v", ours, owner, cm.ManagedFields)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cm := newConfigMap(t, "")
+			if _, err := finalizers.Add(t.Context(), tt.c, cm, ours, tt.opts...); err != nil {
+				t.Fatal(err)
+			}
+			owner := ""
+			for _, m := range cm.ManagedFields {
+				if m.FieldsV1 != nil && strings.Contains(m.FieldsV1.GetRawString(), `"v:\"`+ours+`\""`) {
+					owner = m.Manager
+				}
+			}
+			if owner != tt.want {
+				t.Errorf("finalizer %s is managed by %q, want %s; managed fields: %+v", ours, owner, tt.want, cm.ManagedFields)
+			}
+		})
 	}
 }
 

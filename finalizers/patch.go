@@ -78,16 +78,12 @@ type plan func(fins []string, stale bool) ([]patchOp, error)
 // again under the same name is never changed in the old one's stead. A
 // patch refused with 422 (a failed test) is followed by a fresh read and a
 // new plan; any other error ends the call.
-func update(ctx context.Context, c Client, obj client.Object, o *Options, next plan) (changed bool, err error) {
+func update(ctx context.Context, c Client, obj client.Object, opts []client.PatchOption, next plan) (changed bool, err error) {
 	ctx, span := telemetry.StartSpan(ctx, "finalizers")
 	defer func() {
 		span.SetAttributes(attribute.Bool("kopgo.finalizers.changed", changed))
 		telemetry.EndSpan(span, "", err)
 	}()
-	var patchOpts []client.PatchOption
-	if o.FieldOwner != "" {
-		patchOpts = append(patchOpts, client.FieldOwner(o.FieldOwner))
-	}
 	uid := obj.GetUID()
 	stale := false
 	for lost := 0; ; {
@@ -102,7 +98,7 @@ func update(ctx context.Context, c Client, obj client.Object, o *Options, next p
 		if err != nil {
 			return changed, err
 		}
-		err = c.Patch(ctx, obj, patch, patchOpts...)
+		err = c.Patch(ctx, obj, patch, opts...)
 		switch {
 		case err == nil:
 			// obj holds the response: the next plan is normally empty.

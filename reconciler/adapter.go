@@ -386,7 +386,7 @@ func (a *adapter[T]) updateStatus(ctx context.Context, obj status.Setter, o outc
 		status.SetError(obj, o.err)
 	}
 	keepTransitionTimes(obj, o.before)
-	_, err := o.patcher.Patch(ctx, a.env.Client, obj, a.env.FieldOwner)
+	_, err := o.patcher.Patch(ctx, a.env.Client, obj)
 	return err
 }
 

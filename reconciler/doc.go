@@ -24,9 +24,10 @@
 // # Why an Env beside the object
 //
 // The reconciler receives (ctx, obj, env): the object, read from the cache,
-// and an [Env] holding the cached client, an uncached reader, the event
-// recorder, the field owner, the scheme and an apply.Applier for that field
-// owner (reading the cache, so an unchanged apply sends nothing). This is
+// and an [Env] holding the cached client (writing as the field owner), an
+// uncached reader, the event recorder, the scheme and an Applier for that
+// field owner (reading the cache, so an unchanged apply sends nothing; an
+// apply.Fake in unit tests). This is
 // the kube-rs and java-operator-sdk shape rather than kubebuilder's habit of
 // a reconciler struct holding a client: the framework owns the wiring, so a reconciler
 // needs no constructor and no fields for plumbing (its struct is free for its

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/kopgo/kopgo/apply"
@@ -65,9 +66,7 @@ func (recorder) Warning(_, _ runtime.Object, reason, _, note string) {
 // clients and scheme, and an Applier on its cache.
 func envFromManager(tb testing.TB, mgr manager.Manager, fieldOwner string, recorder observability.Recorder) *reconciler.Env {
 	tb.Helper()
-	applier, err := apply.New(mgr.GetConfig(), fieldOwner,
-		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), fieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -75,7 +74,7 @@ func envFromManager(tb testing.TB, mgr manager.Manager, fieldOwner string, recor
 		recorder = &observability.FakeRecorder{}
 	}
 	return &reconciler.Env{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		FieldOwner: fieldOwner, Scheme: mgr.GetScheme(), Applier: applier,
+		Client: client.WithFieldOwner(mgr.GetClient(), fieldOwner), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		Scheme: mgr.GetScheme(), Applier: applier,
 	}
 }

@@ -49,9 +49,9 @@ type ErrorPolicy[T client.Object] interface {
 // Env is what a Reconciler acts with, passed beside the object on every
 // call (see the package documentation for why). kopgo's controller Builder
 // builds it from the manager. For [NewAdapter] with a manager of your own,
-// fill it from the manager (GetClient, GetAPIReader, GetScheme) and give it
-// an Applier made with apply.New on the manager's config, cache, HTTP
-// client and REST mapper.
+// fill it from the manager (client.WithFieldOwner(mgr.GetClient(), owner),
+// GetAPIReader, GetScheme) and give it an Applier made with
+// apply.New(mgr.GetConfig(), owner, apply.WithCluster(mgr)).
 //
 // The Applier reads the live object from its cache to skip unchanged
 // applies. For a kind the manager does not watch yet, that read starts a
@@ -63,19 +63,22 @@ type ErrorPolicy[T client.Object] interface {
 // choice, or set the manager's cache option ReaderFailOnMissingInformer,
 // under which the Applier applies kinds it cannot read.
 type Env struct {
-	// Client reads from the manager's cache and writes to the API server.
+	// Client reads from the manager's cache and writes to the API server
+	// as the field owner: the Builder wraps the manager's client with
+	// controller-runtime's client.WithFieldOwner, and a hand-built Env does
+	// the same. Status writes and the framework's finalizer patches go
+	// through it.
 	Client client.Client
 	// Reader reads from the API server directly, for the rare read that must
 	// not be stale.
 	Reader client.Reader
 	// Recorder emits events about objects; never nil.
 	Recorder observability.Recorder
-	// FieldOwner is the field manager name for server-side apply.
-	FieldOwner string
 	// Scheme maps Go types to kinds.
 	Scheme *runtime.Scheme
-	// Applier server-side applies children as FieldOwner, reading the
-	// manager's cache so that an unchanged apply sends nothing. Nil in an Env
-	// built by hand unless set (apply.New).
-	Applier *apply.Applier
+	// Applier server-side applies children as the field owner, reading
+	// the manager's cache so that an unchanged apply sends nothing: an
+	// *apply.Applier (apply.New), or an *apply.Fake in unit tests. Nil in
+	// an Env built by hand unless set.
+	Applier apply.Interface
 }

@@ -57,7 +57,7 @@ func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...r
 		t.Fatal(err)
 	}
 	events := &observability.FakeRecorder{}
-	env := &reconciler.Env{Client: cluster.Client(), Reader: cluster.Client(), Recorder: events, FieldOwner: "test-controller", Scheme: cluster.Scheme()}
+	env := &reconciler.Env{Client: client.WithFieldOwner(cluster.Client(), "test-controller"), Reader: cluster.Client(), Recorder: events, Scheme: cluster.Scheme()}
 	a, limiter, err := reconciler.NewAdapter[*widget.Widget]("widgets", env, r, append([]reconciler.Option{reconciler.WithMetrics(m)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -114,7 +114,7 @@ func TestSuccessMarksReadyAndObservedGeneration(t *testing.T) {
 		t.Fatalf("Reconcile = %+v, %v", res, err)
 	}
 	got := h.get()
-	if !status.IsReady(got) || got.Status.ObservedGeneration != got.Generation {
+	if !status.IsTrue(got, status.Ready) || got.Status.ObservedGeneration != got.Generation {
 		t.Errorf("status %+v, want Ready and observedGeneration %d", got.Status, got.Generation)
 	}
 	rv := got.ResourceVersion

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/owners"
@@ -62,7 +61,7 @@ import (
 //     of Kind Config or Invalid naming the child;
 //  4. sets a controller reference to the parent and the owner label on a copy
 //     of each desired child and, in dependency order, applies it with
-//     Env.Applier (server-side apply as Env.FieldOwner, with Force: see
+//     Env.Applier (server-side apply as its field owner, forced: see
 //     "Drift"; an unchanged child costs no request), following its
 //     [UpdateStrategy] and leaving alone objects it did not create (see
 //     below);
@@ -115,9 +114,9 @@ import (
 //
 // # Drift
 //
-// A controller owns its children: Sync applies with apply.Force(true), so
-// after someone edits a field Sync sets (kubectl edit, a script), the next
-// reconcile sets it back, and later changes of the parent keep reaching the
+// A controller owns its children: Sync applies forcing ownership (the
+// Applier's default), so after someone edits a field Sync sets (kubectl
+// edit, a script), the next reconcile sets it back, and later changes of the parent keep reaching the
 // child. For the rare field that is meant to be shared, stop setting it, or
 // pass WithApplyOptions(apply.Force(false)): a changed field then fails the
 // apply with a field-manager conflict, as plain server-side apply does.
@@ -261,7 +260,7 @@ type SyncOption func(*syncOptions)
 // syncOptions are Sync's settings.
 type syncOptions struct {
 	OwnerLabel string
-	Apply      []apply.ApplyOption
+	Apply      []client.ApplyOption
 	Prune      []client.DeleteOption
 
 	finalize any // see WithFinalize
@@ -271,10 +270,12 @@ type syncOptions struct {
 // child. Default: see "Owner label" in [Sync].
 func WithOwnerLabel(key string) SyncOption { return func(o *syncOptions) { o.OwnerLabel = key } }
 
-// WithApplyOptions adds options to every child's apply, after
-// apply.Force(true): apply.Force(false) shares fields with other field
-// managers instead of taking them back (see "Drift" in [Sync]).
-func WithApplyOptions(opts ...apply.ApplyOption) SyncOption {
+// WithApplyOptions adds options to every child's apply (controller-runtime's
+// client.ApplyOption: client.FieldOwner, client.DryRunAll, ...). Sync
+// forces ownership, the Applier's default: apply.Force(false) shares fields
+// with other field managers instead of taking them back (see "Drift" in
+// [Sync]).
+func WithApplyOptions(opts ...client.ApplyOption) SyncOption {
 	return func(o *syncOptions) { o.Apply = append(o.Apply, opts...) }
 }
 

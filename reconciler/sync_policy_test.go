@@ -106,7 +106,7 @@ func TestSyncRevertsDrift(t *testing.T) {
 	if cm.Data["v"] != "2" {
 		t.Errorf("a later change did not reach the edited child: data %v", cm.Data)
 	}
-	if w := h.getWidget(); !status.IsReady(w) {
+	if w := h.getWidget(); !status.IsTrue(w, status.Ready) {
 		t.Errorf("parent Ready = %s, want True", conditionOf(w, status.Ready))
 	}
 }
@@ -532,7 +532,7 @@ func TestSyncDependsOnWaitsForReadiness(t *testing.T) {
 	h.settle(inNs(h.ns, deployment("db")))
 	h.reconcile()
 	get(t, app)
-	if w := h.getWidget(); !status.IsReady(w) || status.Get(w, status.Reconciling) != nil {
+	if w := h.getWidget(); !status.IsTrue(w, status.Ready) || status.Get(w, status.Reconciling) != nil {
 		t.Errorf("parent after the dependency is ready: Ready %s, Reconciling %s; want Ready", conditionOf(w, status.Ready), conditionOf(w, status.Reconciling))
 	}
 }

@@ -52,7 +52,7 @@ type syncRun[T client.Object] struct {
 	env        *Env
 	labelKey   string
 	observed   map[kopmeta.ObjectRef]client.Object
-	applyOpts  []apply.ApplyOption
+	applyOpts  []client.ApplyOption
 	fieldOwner string
 
 	ready       map[kopmeta.ObjectRef]bool
@@ -68,15 +68,11 @@ type syncRun[T client.Object] struct {
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		applyOpts: append([]apply.ApplyOption{apply.Force(true)}, s.opts.Apply...),
+		applyOpts: s.opts.Apply,
 		ready:     map[kopmeta.ObjectRef]bool{},
 		changes:   map[string][]string{},
 	}
-	o := apply.ApplyOptions{FieldOwner: env.Applier.FieldOwner()}
-	for _, opt := range r.applyOpts {
-		opt.ApplyToApplyOptions(&o)
-	}
-	r.fieldOwner = o.FieldOwner
+	r.fieldOwner = (&client.ApplyOptions{FieldManager: env.Applier.FieldOwner()}).ApplyOptions(r.applyOpts).FieldManager
 	r.parentGVK, _ = apiutil.GVKForObject(parent, env.Scheme) // known: setup derived the label from it
 	return r
 }
@@ -292,7 +288,7 @@ func (r *syncRun[T]) recreate(ctx context.Context, c preparedChild, existing cli
 // current records the readiness of child c as it now is.
 func (r *syncRun[T]) current(c preparedChild, obj client.Object) {
 	rd := status.ReadinessOf(obj)
-	r.ready[c.ref] = rd.Ready()
+	r.ready[c.ref] = rd.State == status.StateCurrent
 	switch rd.State {
 	case status.StateFailed:
 		r.failed = append(r.failed, rd.Message)

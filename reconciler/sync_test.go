@@ -206,7 +206,7 @@ func TestSyncCreatesChildrenWithOwnerReferenceAndLabel(t *testing.T) {
 	if cm.Data["size"] != "1" {
 		t.Errorf("ConfigMap data = %v, want size=1", cm.Data)
 	}
-	if w.Status.Phase != "Synced" || !status.IsReady(w) {
+	if w.Status.Phase != "Synced" || !status.IsTrue(w, status.Ready) {
 		t.Errorf("parent status = %+v, want phase Synced and Ready", w.Status)
 	}
 	// One event for the reconcile, naming both children, not one per child.

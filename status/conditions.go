@@ -10,14 +10,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// MaxMessageBytes is the API server's limit on a condition's message
+// maxMessageBytes is the API server's limit on a condition's message
 // (metav1.Condition's maxLength). [Set] truncates longer messages.
-const MaxMessageBytes = 32768
+const maxMessageBytes = 32768
 
-// ReasonUnspecified is the reason [Set] writes when a condition has none:
+// reasonUnspecified is the reason [Set] writes when a condition has none:
 // the API requires a non-empty reason, and a status write the server
 // rejects would hide the condition altogether.
-const ReasonUnspecified = "Unspecified"
+const reasonUnspecified = "Unspecified"
 
 // Getter is an object that exposes its conditions. A CRD type implements it
 // with one line:
@@ -58,18 +58,19 @@ type ObservedGenerationAccessor interface {
 //   - lastTransitionTime is kept when the status (True, False, Unknown) does
 //     not change, even if the reason or message do; when it changes, it is
 //     c.LastTransitionTime, or now if that is zero;
-//   - conditions are kept in a fixed order (see [Less]), so that an
+//   - conditions are kept in a fixed order ([Ready], [Reconciling],
+//     [Stalled], then every other type in byte order), so that an
 //     unchanged set of conditions always serializes the same.
 //
-// An empty reason becomes [ReasonUnspecified] and a message longer than
-// [MaxMessageBytes] is cut at a character boundary and ends with "…": the
+// An empty reason becomes "Unspecified" and a message longer than the
+// API's 32768 bytes is cut at a character boundary and ends with "…": the
 // API server would reject either.
 func Set(obj Setter, c metav1.Condition) bool {
 	c.ObservedGeneration = obj.GetGeneration()
 	if c.Reason == "" {
-		c.Reason = ReasonUnspecified
+		c.Reason = reasonUnspecified
 	}
-	c.Message = truncate(c.Message, MaxMessageBytes)
+	c.Message = truncate(c.Message, maxMessageBytes)
 	old := obj.GetConditions()
 	conds := slices.Clone(old)
 	changed := apimeta.SetStatusCondition(&conds, c)
@@ -108,13 +109,10 @@ func IsTrue(obj Getter, t string) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == obj.GetGeneration()
 }
 
-// Less reports whether a condition of type a sorts before one of type b in
-// the order [Set] keeps: [Ready], then [Reconciling], then [Stalled], then
-// every other type in byte order.
-func Less(a, b string) bool { return compareTypes(a, b) < 0 }
-
 func compare(a, b metav1.Condition) int { return compareTypes(a.Type, b.Type) }
 
+// compareTypes orders condition types as [Set] keeps them: [Ready], then
+// [Reconciling], then [Stalled], then every other type in byte order.
 func compareTypes(a, b string) int {
 	if ra, rb := rank(a), rank(b); ra != rb {
 		return ra - rb

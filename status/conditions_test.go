@@ -208,7 +208,7 @@ func TestIsTrue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := status.IsReady(widgetWith(tt.gen, tt.conds...)); got != tt.want {
+			if got := status.IsTrue(widgetWith(tt.gen, tt.conds...), status.Ready); got != tt.want {
 				t.Errorf("IsReady = %t, want %t", got, tt.want)
 			}
 		})

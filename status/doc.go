@@ -21,7 +21,7 @@
 //		p := status.NewPatcher(&app)
 //		err := r.deploy(ctx, &app) // may set app.Status fields and conditions
 //		status.SetError(&app, err)  // Ready/Reconciling/Stalled from the outcome
-//		if _, perr := p.Patch(ctx, r.Client, &app, "webapp-controller"); perr != nil {
+//		if _, perr := p.Patch(ctx, r.Client, &app, client.FieldOwner("webapp-controller")); perr != nil {
 //			return ctrl.Result{}, errors.Join(err, perr)
 //		}
 //		return ctrl.Result{}, err
@@ -37,10 +37,10 @@
 // condition's status moves (not when only its reason or message does),
 // observedGeneration is stamped with the object's generation, and
 // conditions keep a fixed order ([Ready], [Reconciling], [Stalled], then
-// the other types sorted; see [Less]) so that an unchanged set of
-// conditions serializes identically and costs no write. [Get], [IsTrue],
-// [IsReady] and [IsStalled] read them; a True condition observed for an
-// older generation does not count as True.
+// the other types sorted) so that an unchanged set of conditions
+// serializes identically and costs no write. [Get] and [IsTrue] read them
+// (IsTrue(app, status.Ready)); a True condition observed for an older
+// generation does not count as True.
 //
 // # kstatus
 //
@@ -84,8 +84,8 @@
 // [SetError] turns the outcome of a reconcile into those states (kuberator's
 // WithStatusError): nil is Ready; a [koperrors.Terminal] error is Stalled; a
 // plain requeue is Reconciling; any other error is Ready=False with
-// Reconciling=True. The reason is the error's kind ([ReasonOf]: "NotFound",
-// "Invalid", ...), a closed set one can alert on; the message is the
+// Reconciling=True. The reason is the error's kind (koperrors.KindOf(err):
+// "NotFound", "Invalid", ...), a closed set one can alert on; the message is the
 // error's text, which names the operation and the object, cut to the API's
 // 32768-byte limit.
 //
@@ -124,8 +124,16 @@
 // +listType=map +listMapKey=type does, so each condition is its own field).
 // Ownership is forced by default: the object as read already carries the
 // other writers' values, so forcing only takes over fields the controller
-// puts in its own status. [Force](false) turns a conflict into an error
-// instead. A status write never changes metadata.generation.
+// puts in its own status. apply.Force(false) turns a conflict into an
+// error instead (the same opt-out as for the apply of children, see
+// github.com/kopgo/kopgo/apply). A status write never changes
+// metadata.generation.
+//
+// The field owner is given as everywhere in kopgo: a default set where the
+// writer is made, here a client made with controller-runtime's
+// client.WithFieldOwner (reconciler.Env's Client is), or
+// client.FieldOwner per call. Patch takes controller-runtime's
+// client.SubResourceApplyOption, client.DryRunAll included.
 //
 // Make optional nested objects in status pointers with omitempty. A
 // non-pointer struct at its zero value is sent as {}, and when the field

@@ -21,11 +21,11 @@ import (
 //     Reconciling=True, Stalled removed, status.observedGeneration left
 //     alone so the generation is not [IsCurrent].
 //
-// The reason of an error is its kind ([ReasonOf]: "NotFound", "Invalid",
-// "Unavailable", ...), a closed set that alerts and `kubectl wait` can
-// match; the message is the error's text, which names the operation and the
-// object ("apply Deployment default/web: ..."), cut to the API's
-// [MaxMessageBytes]. status.observedGeneration is touched only when obj
+// The reason of an error is the name of its [koperrors.Kind] ("NotFound",
+// "Invalid", "Unavailable", "Internal", ...), a closed set of valid reasons
+// that alerts and `kubectl wait` can match; the message is the error's
+// text, which names the operation and the object ("apply Deployment
+// default/web: ..."), cut to the API's 32768 bytes. status.observedGeneration is touched only when obj
 // implements [ObservedGenerationAccessor].
 func SetError(obj Setter, err error) bool {
 	switch {
@@ -35,17 +35,16 @@ func SetError(obj Setter, err error) bool {
 	case !koperrors.Failed(err):
 		return MarkReconciling(obj, ReasonProgressing, err.Error())
 	case koperrors.IsTerminal(err):
-		changed := MarkStalled(obj, ReasonOf(err), err.Error())
+		changed := MarkStalled(obj, reasonOf(err), err.Error())
 		return SetObservedGeneration(obj) || changed
 	default:
-		return MarkNotReady(obj, ReasonOf(err), err.Error())
+		return MarkNotReady(obj, reasonOf(err), err.Error())
 	}
 }
 
-// ReasonOf is the condition reason for err: the name of its
-// [koperrors.Kind] ("NotFound", "Invalid", "Unavailable", "Internal", ...),
-// which is always a valid reason. It is "" for nil.
-func ReasonOf(err error) string {
+// reasonOf is the condition reason for err: the name of its
+// [koperrors.Kind], which is always a valid reason. It is "" for nil.
+func reasonOf(err error) string {
 	if err == nil {
 		return ""
 	}

@@ -54,9 +54,9 @@ func ExampleSetError() {
 func ExampleMarkReady() {
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
 	status.MarkReconciling(w, "Progressing", "1/3 replicas ready")
-	fmt.Println(len(w.Status.Conditions), status.IsReady(w))
+	fmt.Println(len(w.Status.Conditions), status.IsTrue(w, status.Ready))
 	status.MarkReady(w, "Deployed", "3/3 replicas ready")
-	fmt.Println(len(w.Status.Conditions), status.IsReady(w))
+	fmt.Println(len(w.Status.Conditions), status.IsTrue(w, status.Ready))
 	// Output:
 	// 2 false
 	// 1 true
@@ -90,7 +90,7 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	err := r.scale(ctx, &w)
 	status.SetError(&w, err)
 	// One apply of the whole status, or no request if nothing changed.
-	if _, perr := p.Patch(ctx, r.Client, &w, "widget-controller"); perr != nil {
+	if _, perr := p.Patch(ctx, r.Client, &w, client.FieldOwner("widget-controller")); perr != nil {
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return ctrl.Result{}, err
@@ -121,11 +121,11 @@ func ExampleReadinessOf() {
 		Status:     appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 4, UpdatedReplicas: 1, AvailableReplicas: 3},
 	}
 	r := status.ReadinessOf(dep)
-	fmt.Println(r.State, r.Reason, r.Message, r.Ready())
+	fmt.Println(r.State, r.Reason, r.Message, r.State == status.StateCurrent)
 
 	dep.Status = appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 3, ReadyReplicas: 3, AvailableReplicas: 3}
 	r = status.ReadinessOf(dep)
-	fmt.Println(r.State, r.Reason, r.Message, r.Ready())
+	fmt.Println(r.State, r.Reason, r.Message, r.State == status.StateCurrent)
 
 	// A custom resource: its kstatus conditions.
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}

@@ -72,14 +72,6 @@ func MarkNotReady(obj Setter, reason, message string) bool {
 	return Remove(obj, Stalled) || changed
 }
 
-// IsReady reports whether obj is Ready for its current generation:
-// IsTrue(obj, Ready).
-func IsReady(obj Getter) bool { return IsTrue(obj, Ready) }
-
-// IsStalled reports whether obj is Stalled for its current generation:
-// IsTrue(obj, Stalled).
-func IsStalled(obj Getter) bool { return IsTrue(obj, Stalled) }
-
 func condition(t string, s metav1.ConditionStatus, reason, message string) metav1.Condition {
 	return metav1.Condition{Type: t, Status: s, Reason: reason, Message: message}
 }

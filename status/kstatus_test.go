@@ -67,12 +67,12 @@ func TestMark(t *testing.T) {
 
 func TestIsStalled(t *testing.T) {
 	w := widgetWith(2)
-	if status.IsStalled(w) {
+	if status.IsTrue(w, status.Stalled) {
 		t.Error("stalled without conditions")
 	}
 	status.MarkStalled(w, "Invalid", "bad")
-	if !status.IsStalled(w) || status.IsReady(w) {
-		t.Errorf("after MarkStalled: IsStalled %t IsReady %t", status.IsStalled(w), status.IsReady(w))
+	if !status.IsTrue(w, status.Stalled) || status.IsTrue(w, status.Ready) {
+		t.Errorf("after MarkStalled: IsStalled %t IsReady %t", status.IsTrue(w, status.Stalled), status.IsTrue(w, status.Ready))
 	}
 }
 

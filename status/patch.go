@@ -21,14 +21,6 @@ import (
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
-// Writer is what [Patcher.Patch] needs: a status subresource writer and
-// the scheme that maps typed objects to their kind. client.Client
-// satisfies it, a manager's client included.
-type Writer interface {
-	client.StatusClient
-	Scheme() *runtime.Scheme
-}
-
 // Patcher writes one object's status only when it changed. Take it right
 // after reading the object, before changing its status; [Patcher.Patch]
 // then compares and sends one server-side apply of the whole status, or
@@ -37,7 +29,7 @@ type Writer interface {
 //	p := status.NewPatcher(app)
 //	app.Status.URL = url
 //	status.MarkReady(app, "Deployed", "3/3 replicas ready")
-//	sent, err := p.Patch(ctx, c, app, "webapp-controller")
+//	sent, err := p.Patch(ctx, c, app, client.FieldOwner("webapp-controller"))
 //
 // It needs no GET: the object as read is the "before". A Patcher holds a
 // copy of the status only, not of the whole object. It is not safe for
@@ -58,13 +50,24 @@ func NewPatcher(obj client.Object) *Patcher {
 // Patch writes obj's status to its status subresource if it differs from
 // the snapshot, and reports whether it sent a request.
 //
-// The request is one server-side apply, owned by fieldOwner, whose body is
-// obj's apiVersion, kind, name, namespace and whole status: scalars and
-// conditions travel together, so no write drops a field another write set,
-// and a field or condition removed from status since the last Patch is
-// removed from the object (it was owned by fieldOwner and is no longer
-// applied). Ownership of status fields is forced unless [Force](false) is
-// passed (see [PatchOptions]).
+// The request is one server-side apply whose body is obj's apiVersion,
+// kind, name, namespace and whole status: scalars and conditions travel
+// together, so no write drops a field another write set, and a field or
+// condition removed from status since the last Patch is removed from the
+// object (it was owned by the field owner and is no longer applied).
+//
+// The options are controller-runtime's, those of c.Status().Apply. The
+// field owner is the default of c when c was made with
+// client.WithFieldOwner (as reconciler.Env's Client is), or
+// client.FieldOwner; the API server refuses an apply without one (an error
+// of Kind Invalid). Ownership of status fields is forced by default (the
+// object as read already holds every other writer's values, so forcing
+// only takes over fields the controller puts in its own status);
+// apply.Force(false) (github.com/kopgo/kopgo/apply) makes a field another
+// manager owns with a different value a failure of Kind Invalid that names
+// the manager and the field. client.DryRunAll makes the server validate and
+// compute the write without persisting it; a dry run is not remembered:
+// the next Patch compares against the same snapshot.
 //
 // Unchanged means equal once converted to JSON-shaped data, so times are
 // compared at the second precision the API keeps. When this process wrote
@@ -78,13 +81,11 @@ func NewPatcher(obj client.Object) *Patcher {
 // same reconcile sends only what changed after the first. Errors name the
 // object; their kind is that of the API error (koperrors.KindOf), except a
 // field-manager conflict under Force(false), which is Invalid.
-func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldOwner string, opts ...PatchOption) (bool, error) {
+func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object, opts ...client.SubResourceApplyOption) (bool, error) {
 	o := kopmeta.RefOf(obj)
 	switch {
 	case p.err != nil:
 		return false, koperrors.WrapKind(koperrors.Serialization, p.err, "read status of", o)
-	case fieldOwner == "":
-		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: field owner is required", o)
 	case p.uid != "" && obj.GetUID() != p.uid:
 		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: the Patcher was made for the object with UID %s, not %s", o, p.uid, obj.GetUID())
 	}
@@ -95,7 +96,9 @@ func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldO
 	if !p.mustSend(after) {
 		return false, nil
 	}
-	opt := patchOptions(opts)
+	force := true
+	opt := (&client.SubResourceApplyOptions{ApplyOptions: client.ApplyOptions{Force: &force}}).ApplyOpts(opts)
+	dryRun := len(opt.DryRun) > 0
 	gvk, err := gvkOf(obj, c.Scheme())
 	if err != nil {
 		return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status of", o)
@@ -104,26 +107,19 @@ func (p *Patcher) Patch(ctx context.Context, c Writer, obj client.Object, fieldO
 	if after != nil {
 		u.Object["status"] = after
 	}
-	// else: no status at all, so that fieldOwner owns no status field.
+	// else: no status at all, so that the field owner owns no status field.
 	// Sending "status: {}" instead makes the server store status: null,
 	// which a CRD's schema rejects (kubernetes/kubernetes#117447).
 	u.SetGroupVersionKind(gvk)
 	u.SetName(obj.GetName())
 	u.SetNamespace(obj.GetNamespace())
-	applyOpts := []client.SubResourceApplyOption{client.FieldOwner(fieldOwner)}
-	if opt.Force {
-		applyOpts = append(applyOpts, client.ForceOwnership)
-	}
-	if opt.DryRun {
-		applyOpts = append(applyOpts, client.DryRunAll)
-	}
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), applyOpts...); err != nil {
+	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opt); err != nil {
 		if apierrors.IsConflict(err) && apierrors.HasStatusCause(err, metav1.CauseTypeFieldManagerConflict) {
 			return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status of", o)
 		}
 		return false, koperrors.Wrap(err, "patch status of", o)
 	}
-	if opt.DryRun {
+	if dryRun {
 		return true, nil
 	}
 	rv := u.GetResourceVersion()

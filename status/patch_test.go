@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
@@ -50,7 +51,7 @@ func TestPatchUnchangedSendsNothing(t *testing.T) {
 
 	p := status.NewPatcher(w)
 	reconcileStatus(w)
-	if sent, err := p.Patch(t.Context(), c, w, owner); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner)); err != nil || !sent {
 		t.Fatalf("first Patch = %t, %v; want a write", sent, err)
 	}
 	stored := read(t, w)
@@ -62,7 +63,7 @@ func TestPatchUnchangedSendsNothing(t *testing.T) {
 		obj := stored.DeepCopyObject().(*widget.Widget) // as a reconcile reads it
 		p := status.NewPatcher(obj)
 		reconcileStatus(obj)
-		if sent, err := p.Patch(t.Context(), c, obj, owner); err != nil || sent {
+		if sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil || sent {
 			t.Fatalf("Patch %d of an unchanged status = %t, %v; want nothing sent", i, sent, err)
 		}
 	}
@@ -83,7 +84,7 @@ func TestPatchUnchangedSendsNothing(t *testing.T) {
 	p = status.NewPatcher(obj)
 	reconcileStatus(obj)
 	obj.Status.Phase = "Degraded"
-	if sent, err := p.Patch(t.Context(), c, obj, owner); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil || !sent {
 		t.Fatalf("Patch of a changed status = %t, %v; want a write", sent, err)
 	}
 	if n := requests.Load(); n != 1 {
@@ -162,7 +163,7 @@ func TestPatchWritesFieldsTogether(t *testing.T) {
 			p := status.NewPatcher(obj)
 			s.change(obj)
 			requests.Store(0)
-			if sent, err := p.Patch(t.Context(), c, obj, owner); err != nil || !sent {
+			if sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil || !sent {
 				t.Fatalf("Patch = %t, %v; want a write", sent, err)
 			}
 			if n := requests.Load(); n != 1 {
@@ -191,7 +192,7 @@ func TestPatchKeepsTransitionTime(t *testing.T) {
 	c := cluster.Client()
 	p := status.NewPatcher(w)
 	status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionFalse, Reason: "Waiting", Message: "1/3", LastTransitionTime: hourAgo})
-	if _, err := p.Patch(t.Context(), c, w, owner); err != nil {
+	if _, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner)); err != nil {
 		t.Fatal(err)
 	}
 	kept := func(ltt metav1.Time) bool { return ltt.Equal(&hourAgo) }
@@ -209,7 +210,7 @@ func TestPatchKeepsTransitionTime(t *testing.T) {
 			obj := read(t, w)
 			p := status.NewPatcher(obj)
 			s.change(obj)
-			if sent, err := p.Patch(t.Context(), c, obj, owner); err != nil || !sent {
+			if sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil || !sent {
 				t.Fatalf("Patch = %t, %v; want a write", sent, err)
 			}
 			if got := status.Get(read(t, w), status.Ready).LastTransitionTime; !s.wantLTT(got) {
@@ -233,7 +234,7 @@ func TestPatchStaleRead(t *testing.T) {
 
 	p := status.NewPatcher(w)
 	compute(w)
-	if _, err := p.Patch(t.Context(), c, w, owner); err != nil {
+	if _, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -248,7 +249,7 @@ func TestPatchStaleRead(t *testing.T) {
 	requests.Store(0)
 	p = status.NewPatcher(fresh)
 	compute(fresh)
-	if sent, err := p.Patch(t.Context(), c, fresh, owner); err != nil || sent {
+	if sent, err := p.Patch(t.Context(), c, fresh, client.FieldOwner(owner)); err != nil || sent {
 		t.Errorf("Patch of a newer read with our status = %t, %v; want nothing sent", sent, err)
 	}
 	if n := requests.Load(); n != 0 {
@@ -264,7 +265,7 @@ func TestPatchStaleRead(t *testing.T) {
 	p = status.NewPatcher(obj)
 	compute(obj)
 	requests.Store(0)
-	if sent, err := p.Patch(t.Context(), c, obj, owner); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil || !sent {
 		t.Errorf("Patch after a stale read = %t, %v; want sent", sent, err)
 	}
 	if n := requests.Load(); n != 1 {
@@ -283,7 +284,7 @@ func TestPatchStaleRead(t *testing.T) {
 	// which differs from what we wrote: comparing with the read alone would
 	// skip this write.
 	p = status.NewPatcher(stale)
-	if sent, err := p.Patch(t.Context(), c, stale, owner); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, stale, client.FieldOwner(owner)); err != nil || !sent {
 		t.Fatalf("Patch after a stale read = %t, %v; want a write", sent, err)
 	}
 	if got := observe(read(t, w)); got.Phase != "" || len(got.Conditions) != 0 {
@@ -309,7 +310,7 @@ func TestPatchUnstructured(t *testing.T) {
 		if err := unstructured.SetNestedField(u.Object, "Running", "status", "phase"); err != nil {
 			t.Fatal(err)
 		}
-		sent, err := p.Patch(t.Context(), c, u, owner)
+		sent, err := p.Patch(t.Context(), c, u, client.FieldOwner(owner))
 		if err != nil || sent != want {
 			t.Errorf("Patch %d = %t, %v; want %t", i, sent, err, want)
 		}
@@ -324,13 +325,13 @@ func TestPatchDryRun(t *testing.T) {
 	c := cluster.Client()
 	p := status.NewPatcher(w)
 	w.Status.Phase = "Running"
-	if sent, err := p.Patch(t.Context(), c, w, owner, status.DryRun(true)); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner), client.DryRunAll); err != nil || !sent {
 		t.Fatalf("dry run = %t, %v; want sent", sent, err)
 	}
 	if got := read(t, w).Status.Phase; got != "" {
 		t.Errorf("a dry run persisted phase %q", got)
 	}
-	if sent, err := p.Patch(t.Context(), c, w, owner); err != nil || !sent {
+	if sent, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner)); err != nil || !sent {
 		t.Fatalf("Patch after a dry run = %t, %v; want a write", sent, err)
 	}
 	if got := read(t, w).Status.Phase; got != "Running" {
@@ -354,14 +355,14 @@ func TestPatchForce(t *testing.T) {
 	obj := read(t, w)
 	p := status.NewPatcher(obj)
 	obj.Status.Phase = "Ours"
-	_, err := p.Patch(t.Context(), c, obj, owner, status.Force(false))
+	_, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner), apply.Force(false))
 	if koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), "other-controller") {
 		t.Errorf("Patch without force = %v; want an Invalid error naming other-controller", err)
 	}
 	if got := read(t, w).Status.Phase; got != "Theirs" {
 		t.Errorf("phase %q after a refused write, want Theirs", got)
 	}
-	if _, err := p.Patch(t.Context(), c, obj, owner); err != nil {
+	if _, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner)); err != nil {
 		t.Fatalf("forced Patch: %v", err)
 	}
 	if got := read(t, w).Status.Phase; got != "Ours" {
@@ -378,13 +379,14 @@ func TestPatchErrors(t *testing.T) {
 		name         string
 		patcherOf    *widget.Widget
 		obj          *widget.Widget
-		fieldOwner   string
+		opts         []client.SubResourceApplyOption
 		wantKind     koperrors.Kind
 		wantRequests int64
 	}{
-		{"no field owner", w, w, "", koperrors.Invalid, 0},
-		{"patcher of another object", other, w, owner, koperrors.Invalid, 0},
-		{"object does not exist", gone, gone, owner, koperrors.NotFound, 1},
+		// The API server requires a field manager for an apply.
+		{"no field owner", w, w, nil, koperrors.Invalid, 1},
+		{"patcher of another object", other, w, []client.SubResourceApplyOption{client.FieldOwner(owner)}, koperrors.Invalid, 0},
+		{"object does not exist", gone, gone, []client.SubResourceApplyOption{client.FieldOwner(owner)}, koperrors.NotFound, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -392,7 +394,7 @@ func TestPatchErrors(t *testing.T) {
 			obj := tt.obj.DeepCopyObject().(*widget.Widget)
 			obj.Status.Phase = "Running"
 			requests.Store(0)
-			sent, err := p.Patch(t.Context(), c, obj, tt.fieldOwner)
+			sent, err := p.Patch(t.Context(), c, obj, tt.opts...)
 			if sent || koperrors.KindOf(err) != tt.wantKind || err == nil {
 				t.Errorf("Patch = %t, %v; want an error of kind %s", sent, err, tt.wantKind)
 			}
@@ -401,6 +403,41 @@ func TestPatchErrors(t *testing.T) {
 			}
 			if n := requests.Load(); n != tt.wantRequests {
 				t.Errorf("%d requests, want %d", n, tt.wantRequests)
+			}
+		})
+	}
+}
+
+// The field owner comes from a client made with client.WithFieldOwner, and a
+// per-call client.FieldOwner overrides it: the status entry in managedFields
+// names the manager that wrote it.
+func TestPatchFieldOwner(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []client.SubResourceApplyOption
+		want string
+	}{
+		{"client's default", nil, "default-owner"},
+		{"per call", []client.SubResourceApplyOption{client.FieldOwner("per-call-owner")}, "per-call-owner"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWidget(t, "w")
+			c := client.WithFieldOwner(cluster.Client(), "default-owner")
+			obj := read(t, w)
+			p := status.NewPatcher(obj)
+			obj.Status.Phase = "Running"
+			if sent, err := p.Patch(t.Context(), c, obj, tt.opts...); err != nil || !sent {
+				t.Fatalf("Patch = %t, %v; want a write", sent, err)
+			}
+			var managers []string
+			for _, m := range read(t, w).ManagedFields {
+				if m.Subresource == "status" && m.Operation == metav1.ManagedFieldsOperationApply {
+					managers = append(managers, m.Manager)
+				}
+			}
+			if diff := cmp.Diff([]string{tt.want}, managers); diff != "" {
+				t.Errorf("status appliers (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -46,9 +46,6 @@ type Readiness struct {
 	Message string
 }
 
-// Ready reports whether r.State is [StateCurrent].
-func (r Readiness) Ready() bool { return r.State == StateCurrent }
-
 // ReadinessOf computes the readiness of obj, a typed object (such as
 // *appsv1.Deployment, read from a cache with an empty TypeMeta) or an
 // *unstructured.Unstructured, by kstatus' rules

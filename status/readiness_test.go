@@ -315,9 +315,6 @@ func TestReadinessOf(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("typed (-want +got):\n%s", diff)
 			}
-			if got.Ready() != (tt.want.State == status.StateCurrent) {
-				t.Errorf("Ready() = %v for state %s", got.Ready(), got.State)
-			}
 			// The same object as unstructured, as a dynamic client reads
 			// it: the same readiness.
 			u := toUnstructured(t, scheme, tt.obj)

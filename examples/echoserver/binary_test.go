@@ -159,7 +159,7 @@ func converge(t *testing.T, ns, name string, labels map[string]string) {
 		if why != "" {
 			return false, why
 		}
-		return status.IsReady(got), "status: " + fmtStatus(got)
+		return status.IsTrue(got, status.Ready), "status: " + fmtStatus(got)
 	})
 }
 

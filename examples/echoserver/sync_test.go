@@ -328,7 +328,7 @@ func TestEchoServerLifecycle(t *testing.T) {
 			return false, why
 		}
 		ready := status.Get(got, status.Ready)
-		if !status.IsReady(got) || ready.Reason != "Available" || ready.Message != "Deployment hello: 2 of 2 replicas available" ||
+		if !status.IsTrue(got, status.Ready) || ready.Reason != "Available" || ready.Message != "Deployment hello: 2 of 2 replicas available" ||
 			got.Status.ReadyReplicas != 2 || status.Get(got, status.Reconciling) != nil {
 			return false, "status: " + fmtStatus(got)
 		}
@@ -374,7 +374,7 @@ func TestEchoServerLifecycle(t *testing.T) {
 		if why != "" {
 			return false, why
 		}
-		return status.IsReady(got), "status: " + fmtStatus(got)
+		return status.IsTrue(got, status.Ready), "status: " + fmtStatus(got)
 	})
 
 	// A child deleted by someone comes back.

@@ -203,7 +203,7 @@ func TestSyncReportsChildRollout(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
 			return err
 		}
-		if !status.IsReady(w) {
+		if !status.IsTrue(w, status.Ready) {
 			return fmt.Errorf("Ready = %+v; seen %v", status.Get(w, status.Ready), history())
 		}
 		return podsRunning(ctx, c, ns, 2)

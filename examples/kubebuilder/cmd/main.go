@@ -56,9 +56,7 @@ func main() {
 
 	// kopgo's helpers: an Applier that shares the manager's cache, HTTP
 	// client and REST mapper, and an events.k8s.io recorder.
-	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner,
-		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		setupLog.Error(err, "Unable to create applier")
 		os.Exit(1)

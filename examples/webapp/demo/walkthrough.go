@@ -190,10 +190,10 @@ func (w *walk) waitReady(ctx context.Context, n int32) error {
 			return false, "", nil
 		}
 		progress := fmt.Sprintf("Ready=%-8s %s: %s", ready.Status, ready.Reason, ready.Message)
-		if status.IsStalled(&app) {
+		if status.IsTrue(&app, status.Stalled) {
 			return false, progress, errors.New("stalled")
 		}
-		return status.IsReady(&app) && status.IsCurrent(&app) && app.Status.ReadyReplicas == n, progress, nil
+		return status.IsTrue(&app, status.Ready) && status.IsCurrent(&app) && app.Status.ReadyReplicas == n, progress, nil
 	})
 }
 
@@ -229,7 +229,7 @@ func (w *walk) badInput(ctx context.Context) error {
 			return false, "", err
 		}
 		st := status.Get(bad, status.Stalled)
-		if st == nil || !status.IsStalled(bad) {
+		if st == nil || !status.IsTrue(bad, status.Stalled) {
 			return false, "", nil
 		}
 		return true, fmt.Sprintf("Stalled=True %s: %s", st.Reason, st.Message), nil

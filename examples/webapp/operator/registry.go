@@ -50,7 +50,7 @@ const maxFieldManager = 128
 
 func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, url string) error {
 	cm := corev1ac.ConfigMap(RegistryName, r.RegistryNamespace).WithData(map[string]string{RegistryKey(app): url})
-	if _, err := env.Applier.Apply(ctx, cm, apply.FieldOwner(registryOwner(app))); err != nil {
+	if _, err := env.Applier.Apply(ctx, cm, client.FieldOwner(registryOwner(app))); err != nil {
 		return fmt.Errorf("register %s in ConfigMap %s/%s: %w", RegistryKey(app), r.RegistryNamespace, RegistryName, err)
 	}
 	return nil
@@ -62,7 +62,7 @@ func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *re
 func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) error {
 	var cm corev1ac.ConfigMapApplyConfiguration
 	cm.WithAPIVersion("v1").WithKind("ConfigMap").WithName(RegistryName).WithNamespace(r.RegistryNamespace)
-	res, err := env.Applier.Apply(ctx, &cm, apply.FieldOwner(registryOwner(app)))
+	res, err := env.Applier.Apply(ctx, &cm, client.FieldOwner(registryOwner(app)))
 	if koperrors.KindOf(err) == koperrors.NotFound {
 		return nil // the registry's namespace is gone, and the entry with it
 	}

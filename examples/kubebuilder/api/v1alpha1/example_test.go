@@ -15,10 +15,10 @@ func ExampleConfigSet_conditions() {
 	cs := &v1alpha1.ConfigSet{ObjectMeta: metav1.ObjectMeta{Name: "app", Generation: 3}}
 	status.MarkReady(cs, "Applied", "2 ConfigMaps applied")
 	status.SetObservedGeneration(cs)
-	fmt.Println(status.IsReady(cs), status.IsCurrent(cs), cs.Status.ObservedGeneration)
+	fmt.Println(status.IsTrue(cs, status.Ready), status.IsCurrent(cs), cs.Status.ObservedGeneration)
 
 	cs.Generation = 4 // the spec changed: not current until reconciled again
-	fmt.Println(status.IsReady(cs), status.IsCurrent(cs))
+	fmt.Println(status.IsTrue(cs, status.Ready), status.IsCurrent(cs))
 	// Output:
 	// true true 3
 	// false false

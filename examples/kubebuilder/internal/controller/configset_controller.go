@@ -99,7 +99,7 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	}
 	// One server-side apply of the whole status, or no request at all when
 	// nothing changed.
-	if _, perr := p.Patch(ctx, r.Client, &cs, FieldOwner); perr != nil {
+	if _, perr := p.Patch(ctx, r.Client, &cs, client.FieldOwner(FieldOwner)); perr != nil {
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	// A koperrors.Terminal error is controller-runtime's terminal error too:

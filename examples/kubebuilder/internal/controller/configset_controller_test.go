@@ -226,12 +226,12 @@ func TestConfigSetNameTooLong(t *testing.T) {
 			return err
 		}
 		stalled := status.Get(cs, status.Stalled)
-		if !status.IsStalled(cs) || stalled.Reason != "Invalid" || cs.Status.ObservedGeneration != cs.Generation {
+		if !status.IsTrue(cs, status.Stalled) || stalled.Reason != "Invalid" || cs.Status.ObservedGeneration != cs.Generation {
 			return fmt.Errorf("status %+v, want Stalled=True with reason Invalid at generation %d", cs.Status, cs.Generation)
 		}
 		return nil
 	})
-	if status.IsReady(cs) {
+	if status.IsTrue(cs, status.Ready) {
 		t.Errorf("Ready, want not Ready: %+v", cs.Status.Conditions)
 	}
 	var cms corev1.ConfigMapList
@@ -275,9 +275,7 @@ func startManager(t *testing.T, ns string, traffic *objectTraffic) (*testkit.Per
 	if err != nil {
 		t.Fatal(err)
 	}
-	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner,
-		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +375,7 @@ func waitReady(t *testing.T, cs *v1alpha1.ConfigSet, n int32) {
 		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(cs), cs); err != nil {
 			return err
 		}
-		if !status.IsReady(cs) || cs.Status.ConfigMaps != n || cs.Status.ObservedGeneration != cs.Generation {
+		if !status.IsTrue(cs, status.Ready) || cs.Status.ConfigMaps != n || cs.Status.ObservedGeneration != cs.Generation {
 			return fmt.Errorf("status %+v, want Ready with %d ConfigMaps at generation %d", cs.Status, n, cs.Generation)
 		}
 		return nil

@@ -11,7 +11,7 @@
 //	if err := (&controller.ConfigSetReconciler{
 //		Client:   mgr.GetClient(),
 //		Scheme:   mgr.GetScheme(),
-//		Applier:  applier,  // apply.New(mgr.GetConfig(), controller.FieldOwner, ...)
+//		Applier:  applier,  // apply.New(mgr.GetConfig(), controller.FieldOwner, apply.WithCluster(mgr))
 //		Recorder: recorder, // observability.NewRecorder(mgr, ...)
 //	}).SetupWithManager(mgr); err != nil {
 //		return err

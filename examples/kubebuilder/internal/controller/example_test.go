@@ -27,9 +27,7 @@ func ExampleConfigSetReconciler_SetupWithManager() {
 		fmt.Println(err)
 		return
 	}
-	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner,
-		apply.WithScheme(mgr.GetScheme()), apply.WithCache(mgr.GetCache()),
-		apply.WithHTTPClient(mgr.GetHTTPClient()), apply.WithRESTMapper(mgr.GetRESTMapper()))
+	applier, err := apply.New(mgr.GetConfig(), controller.FieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -17,9 +17,9 @@ func Example() {
 		Spec:       webappv1.WebAppSpec{Image: "nginx:1.27", Port: 8080},
 	}
 	status.MarkReconciling(app, "RollingOut", "1 of 2 pods available")
-	fmt.Println(status.IsReady(app), status.Get(app, status.Ready).Status)
+	fmt.Println(status.IsTrue(app, status.Ready), status.Get(app, status.Ready).Status)
 	status.MarkReady(app, "Available", "2 of 2 pods available")
-	fmt.Println(status.IsReady(app), status.Get(app, status.Reconciling) == nil)
+	fmt.Println(status.IsTrue(app, status.Ready), status.Get(app, status.Reconciling) == nil)
 	// Output:
 	// false Unknown
 	// true true
