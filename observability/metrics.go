@@ -8,8 +8,8 @@ import (
 
 // Metrics are kopgo's Prometheus collectors. Create them with [NewMetrics]
 // or take [Default], and hand them to the packages that count: the
-// Builder does so itself; without it, reconciler.WithMetrics,
-// apply.WithMetrics and gc.Record.
+// Builder (Run or Setup) does so itself for the reconcile loop, the
+// Applier and gc; used alone, apply.WithMetrics and gc.Metrics take them.
 //
 //	kopgo_reconcile_total{controller,result}
 //	kopgo_reconcile_errors_total{controller,error_kind}

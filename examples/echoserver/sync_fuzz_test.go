@@ -24,10 +24,6 @@ import (
 	"github.com/kopgo/kopgo/reconciler"
 )
 
-// fuzzScheme is built once: a scheme per input would dominate the fuzzer's
-// time.
-var fuzzScheme = newScheme()
-
 // FuzzSync feeds the sync function EchoServers of any name, message,
 // replicas and port, with or without an observed Deployment in any state of
 // its rollout. It never panics; an error is terminal and names a field of
