@@ -38,7 +38,7 @@ import (
 //
 // The options are controller-runtime's: the apply is made as the Applier's
 // field owner unless client.FieldOwner names another, forces ownership
-// unless [Force](false) is passed (see [Force]), and client.DryRunAll makes
+// only with [Force](true) or client.ForceOwnership (see [Force]), and client.DryRunAll makes
 // it a dry run (always sent, never remembered).
 //
 // Each call is a span named "apply" under the span in ctx (no cost without

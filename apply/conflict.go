@@ -22,9 +22,9 @@ type FieldConflict struct {
 
 // ConflictError is the cause of an apply the API server refused because other
 // field managers own some of the fields with other values. It is wrapped in a
-// koperrors error of Kind Invalid. It arises only under [Force](false):
+// koperrors error of Kind Invalid. It arises only without force (see [Force]):
 // retrying the same apply cannot succeed until the other manager lets go;
-// apply without Force(false) to take the fields over, or stop setting them.
+// apply with Force(true) to take the fields over, or stop setting them.
 type ConflictError struct {
 	// Conflicts lists the fields and their owners.
 	Conflicts []FieldConflict
@@ -38,7 +38,7 @@ func (e *ConflictError) Error() string {
 	for i, c := range e.Conflicts {
 		parts[i] = fmt.Sprintf("%s (owned by %q)", c.Field, c.Manager)
 	}
-	return "fields owned by another field manager: " + strings.Join(parts, ", ") + "; force ownership (apply without Force(false)) to take them over"
+	return "fields owned by another field manager: " + strings.Join(parts, ", ") + "; force ownership (apply.Force(true) or client.ForceOwnership) to take them over"
 }
 
 // Unwrap returns the API server's error (a *apierrors.StatusError, 409).

@@ -24,11 +24,14 @@
 //     controller-runtime's client.WithFieldOwner for the status and
 //     finalizers packages, as kopgo's Builder makes reconciler.Env's), and
 //     client.FieldOwner per call.
-//   - Force: a controller owns its children, so the Applier forces field
-//     ownership by default, taking fields back from other managers.
-//     [Force](false) opts out: a field another manager owns with another
-//     value is then a [*ConflictError]. The same Force(false) serves
-//     status.Patcher.Patch, which forces by default too.
+//   - Force: the Applier does not force field ownership by default: a field
+//     another manager owns with another value is a [*ConflictError], so an
+//     object someone else created first under the same name is never taken
+//     over by accident. [Force](true) (or client.ForceOwnership) takes the
+//     fields back where the object is known to be the caller's;
+//     reconciler.Sync does so for the children it checked are its own, and
+//     status.Patcher.Patch forces by default (a parent's status is its
+//     controller's), with Force(false) as its opt-out.
 //   - client.DryRunAll: the server validates and answers, nothing is
 //     persisted or remembered.
 //
@@ -171,7 +174,7 @@
 // (checked with [scope.Scope.Check]), an empty field owner, an input that is
 // not an object.
 //
-// A field-manager conflict (under [Force](false), another manager owns a
+// A field-manager conflict (without force, another manager owns a
 // field with another value) is of Kind Invalid, not Conflict, and its chain
 // holds a [*ConflictError] listing each field and its manager ([Conflicts]).
 // Unlike an optimistic-concurrency 409, which the reconcile loop retries at

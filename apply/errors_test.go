@@ -14,16 +14,16 @@ import (
 	koperrors "github.com/kopgo/kopgo/errors"
 )
 
-// With Force(false), a field another manager owns is a Conflict naming that
-// manager and the field, and nothing changes; by default (forced) the field
-// is ours.
+// By default (not forced), a field another manager owns is a Conflict
+// naming that manager and the field, and nothing changes: an object someone
+// else created first is never taken over; with Force(true) the field is ours.
 func TestConflictAndForce(t *testing.T) {
 	ns := cluster.Namespace(t)
 	a, _ := newApplier(t)
 	if err := cluster.Client().Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), client.FieldOwner("other-manager")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}), apply.Force(false))
+	_, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"})) // the default
 	if koperrors.KindOf(err) != koperrors.Invalid {
 		t.Fatalf("conflicting apply = %v, want Kind Invalid", err)
 	}
@@ -38,7 +38,7 @@ func TestConflictAndForce(t *testing.T) {
 	if got := getData(t, ns, "cm")["k"]; got != "theirs" {
 		t.Errorf("data.k = %q after a refused apply", got)
 	}
-	res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"})) // forced by default
+	res, err := a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "ours"}), apply.Force(true))
 	if err != nil || res.Outcome != apply.Updated {
 		t.Errorf("forced apply = %s, %v; want Updated", res.Outcome, err)
 	}
@@ -46,7 +46,7 @@ func TestConflictAndForce(t *testing.T) {
 		t.Errorf("data.k = %q after a forced apply", got)
 	}
 	// The other manager now conflicts with us: per-call FieldOwner.
-	_, err = a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), client.FieldOwner("other-manager"), apply.Force(false))
+	_, err = a.Apply(t.Context(), configMapAC(ns, "cm", map[string]string{"k": "theirs"}), client.FieldOwner("other-manager"))
 	if diff := cmp.Diff([]apply.FieldConflict{{Manager: owner, Field: ".data.k"}}, apply.Conflicts(err)); diff != "" {
 		t.Errorf("Conflicts as other-manager (-want +got):\n%s", diff)
 	}

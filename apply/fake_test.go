@@ -28,8 +28,8 @@ func TestFakeOutcomes(t *testing.T) {
 	}{
 		{"first", map[string]string{"k": "v"}, nil, false, apply.Created},
 		{"same again", map[string]string{"k": "v"}, nil, false, apply.Unchanged},
-		{"forced explicitly: the default", map[string]string{"k": "v"}, []client.ApplyOption{client.ForceOwnership}, false, apply.Unchanged},
-		{"not forced", map[string]string{"k": "v"}, []client.ApplyOption{apply.Force(false)}, false, apply.Updated},
+		{"not forced explicitly: the default", map[string]string{"k": "v"}, []client.ApplyOption{apply.Force(false)}, false, apply.Unchanged},
+		{"forced", map[string]string{"k": "v"}, []client.ApplyOption{client.ForceOwnership}, false, apply.Updated},
 		{"another owner", map[string]string{"k": "v"}, []client.ApplyOption{client.FieldOwner("other")}, false, apply.Updated},
 		{"changed data", map[string]string{"k": "w"}, nil, false, apply.Updated},
 		{"dry run of other data", map[string]string{"k": "x"}, []client.ApplyOption{client.DryRunAll}, false, apply.Updated},

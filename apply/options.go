@@ -64,16 +64,23 @@ func WithMetrics(m *observability.Metrics, controller string) ApplierOption {
 // request when that cannot prove it unchanged. Values below 1 mean 1.
 func WithMaxRecords(n int) ApplierOption { return func(c *config) { c.maxRecords = n } }
 
-// Force is the opt-out of forcing field ownership: Force(false). kopgo
-// forces by default wherever it writes as the controller: [Applier.Apply] and
-// status.Patcher.Patch (github.com/kopgo/kopgo/status) both take over
-// fields another field manager owns with another value, as a controller
-// takes its children and its status back (server-side apply's force=true,
-// client.ForceOwnership). With Force(false) such a field fails the write
-// with a conflict instead (an error of Kind Invalid; for an apply its chain
-// holds a [*ConflictError] naming the fields and their managers), and the
-// other manager keeps the field. Force(true) is the default and the same as
-// client.ForceOwnership.
+// Force says whether a write takes over fields another field manager owns
+// with another value (server-side apply's force; Force(true) is
+// client.ForceOwnership). Without force such a field fails the write with a
+// conflict (an error of Kind Invalid; for an apply its chain holds a
+// [*ConflictError] naming the fields and their managers), and the other
+// manager keeps the field.
+//
+// kopgo forces by default only where it knows the fields are the
+// controller's own: the parent's status (status.Patcher.Patch, in
+// github.com/kopgo/kopgo/status) and the children reconciler.Sync created,
+// which it checks are its own before every apply. [Applier.Apply] does not
+// force by default: it cannot tell an object its caller created from one
+// that someone else created first under the same name, and forcing would
+// take that object's fields (and, with a controller reference in the
+// intent, the object itself) without a word. Pass Force(true) or
+// client.ForceOwnership where the object is known to be the caller's, and
+// Force(false) to opt out where kopgo forces.
 //
 // Force is a client.ApplyOption and a client.SubResourceApplyOption, so the
 // same value serves an apply of an object and of its status, in kopgo and in
@@ -97,10 +104,9 @@ func (f Force) ApplyToSubResourceApply(o *client.SubResourceApplyOptions) {
 }
 
 // applyOptions are the options of one apply: the Applier's defaults (its
-// field owner, Force) with opts applied over them.
+// field owner, no force) with opts applied over them.
 func applyOptions(fieldOwner string, opts []client.ApplyOption) *client.ApplyOptions {
-	force := true
-	o := &client.ApplyOptions{FieldManager: fieldOwner, Force: &force}
+	o := &client.ApplyOptions{FieldManager: fieldOwner}
 	return o.ApplyOptions(opts)
 }
 

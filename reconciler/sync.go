@@ -114,8 +114,9 @@ import (
 //
 // # Drift
 //
-// A controller owns its children: Sync applies forcing ownership (the
-// Applier's default), so after someone edits a field Sync sets (kubectl
+// A controller owns its children: Sync applies forcing ownership
+// (apply.Force(true), which a bare Applier.Apply does not do, as it cannot
+// tell its own objects from others'; Sync checks that first), so after someone edits a field Sync sets (kubectl
 // edit, a script), the next reconcile sets it back, and later changes of the parent keep reaching the
 // child. For the rare field that is meant to be shared, stop setting it, or
 // pass WithApplyOptions(apply.Force(false)): a changed field then fails the
@@ -271,10 +272,9 @@ type syncOptions struct {
 func WithOwnerLabel(key string) SyncOption { return func(o *syncOptions) { o.OwnerLabel = key } }
 
 // WithApplyOptions adds options to every child's apply (controller-runtime's
-// client.ApplyOption: client.FieldOwner, client.DryRunAll, ...). Sync
-// forces ownership, the Applier's default: apply.Force(false) shares fields
-// with other field managers instead of taking them back (see "Drift" in
-// [Sync]).
+// client.ApplyOption: client.FieldOwner, client.DryRunAll, ...), after
+// apply.Force(true): apply.Force(false) shares fields with other field
+// managers instead of taking them back (see "Drift" in [Sync]).
 func WithApplyOptions(opts ...client.ApplyOption) SyncOption {
 	return func(o *syncOptions) { o.Apply = append(o.Apply, opts...) }
 }

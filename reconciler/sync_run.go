@@ -68,7 +68,7 @@ type syncRun[T client.Object] struct {
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		applyOpts: s.opts.Apply,
+		applyOpts: append([]client.ApplyOption{apply.Force(true)}, s.opts.Apply...),
 		ready:     map[kopmeta.ObjectRef]bool{},
 		changes:   map[string][]string{},
 	}
