@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/sleep"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
@@ -296,12 +297,5 @@ func timeout(cause error, op string, o kopmeta.ObjectRef, seen string) error {
 
 // wait sleeps for d plus up to 20% of jitter, or until ctx ends.
 func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d + rand.N(d/5+1))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep.For(ctx, d+rand.N(d/5+1))
 }
