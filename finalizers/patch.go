@@ -180,4 +180,3 @@ func backoff(lost int) time.Duration {
 	d := time.Duration(min(lost, 4)) * 5 * time.Millisecond
 	return d/2 + rand.N(d)
 }
-

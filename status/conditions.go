@@ -138,4 +138,3 @@ func rank(t string) int {
 func sameOrder(a, b []metav1.Condition) bool {
 	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
 }
-
