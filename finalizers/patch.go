@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/sleep"
 	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
@@ -145,7 +146,7 @@ func jsonPatch(ops []patchOp) (client.Patch, error) {
 // Before the probe it waits a little when patches have already lost
 // (jittered, so that writers racing for the same list spread out).
 func reread(ctx context.Context, c Client, obj client.Object, uid types.UID, lost int, refused error) error {
-	if err := sleep(ctx, backoff(lost)); err != nil {
+	if err := sleep.For(ctx, backoff(lost)); err != nil {
 		return err
 	}
 	had := obj.GetResourceVersion()
@@ -178,18 +179,4 @@ func backoff(lost int) time.Duration {
 	}
 	d := time.Duration(min(lost, 4)) * 5 * time.Millisecond
 	return d/2 + rand.N(d)
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/kopgo/kopgo/internal/truncate"
 )
 
 // Recorder emits events.k8s.io/v1 events about objects. Emitting never
@@ -498,14 +499,4 @@ const maxNoteBytes = 1024
 
 // cutNote shortens note to maxNoteBytes, on a UTF-8 boundary, marking the
 // cut with an ellipsis.
-func cutNote(note string) string {
-	if len(note) <= maxNoteBytes {
-		return note
-	}
-	const ellipsis = "…"
-	cut := maxNoteBytes - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(note[cut]) {
-		cut--
-	}
-	return note[:cut] + ellipsis
-}
+func cutNote(note string) string { return truncate.String(note, maxNoteBytes) }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/sleep"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/scope"
 )
@@ -83,40 +84,13 @@ func (u ForUID) ApplyToPollOptions(o *PollOptions) { o.UID = types.UID(u) }
 // (an API server restarting) are retried. The scope is checked once, before
 // the first read.
 func Poll[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name string, cond func(P) (bool, error), opts ...PollOption) (P, error) {
-	po := pollOptions(opts)
-	probe := P(new(T))
-	o, err := target(r, "poll", s, probe, name)
-	if err != nil {
-		return nil, err
-	}
-	key := client.ObjectKey{Namespace: s.Namespace(), Name: name}
-	var last P
-	seen := "nothing: no read finished"
-	for {
-		obj := P(new(T)) // fresh each time: decoding into a used object would merge maps
-		err := r.Get(ctx, key, obj)
-		switch {
-		case err == nil:
-			last = obj
-			done, cerr := cond(obj)
-			if cerr != nil {
-				return obj, cerr
-			}
-			if done {
-				return obj, nil
-			}
-			seen = describe(obj)
-		case koperrors.KindOf(err) == koperrors.NotFound && po.AllowNotFound:
-			seen = "not found"
-		case ctx.Err() == nil && !retriable(err):
-			return last, koperrors.Wrap(err, "poll", o)
-		case ctx.Err() == nil:
-			seen = "error: " + err.Error()
+	return pollGet(ctx, r, s, name, "poll", pollOptions(opts), func(obj P, err error) (bool, P, error) {
+		if err != nil {
+			return false, nil, nil
 		}
-		if err := wait(ctx, po.Interval); err != nil {
-			return last, timeout(err, "poll", o, seen)
-		}
-	}
+		done, cerr := cond(obj)
+		return done || cerr != nil, obj, cerr
+	})
 }
 
 // PollUntilGone waits until the object of type T called name in scope s no
@@ -126,8 +100,22 @@ func Poll[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name
 // so, with its deletionTimestamp and finalizers: what is holding it.
 func PollUntilGone[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name string, opts ...PollOption) (P, error) {
 	po := pollOptions(opts)
-	probe := P(new(T))
-	o, err := target(r, "wait for deletion of", s, probe, name)
+	return pollGet(ctx, r, s, name, "wait for deletion of", po, func(obj P, err error) (bool, P, error) {
+		gone := koperrors.KindOf(err) == koperrors.NotFound ||
+			err == nil && po.UID != "" && obj.GetUID() != po.UID
+		return gone, nil, nil
+	})
+}
+
+// pollGet is the loop of [Poll] and [PollUntilGone]: it reads the object of
+// type T called name in scope s once per interval and asks end about each
+// read (obj with err nil, or the read's error) until end says it is done,
+// with what to return. Otherwise a read object is the one last seen, a
+// NotFound is "not found" with [AllowNotFound], an error of Kind
+// Unavailable or Timeout is retried and any other ends the poll, wrapped
+// with op; the context's end is a Timeout that says what was last seen.
+func pollGet[T any, P Object[T]](ctx context.Context, r Reader, s scope.Scope, name, op string, po PollOptions, end func(obj P, err error) (bool, P, error)) (P, error) {
+	o, err := target(r, op, s, P(new(T)), name)
 	if err != nil {
 		return nil, err
 	}
@@ -135,22 +123,23 @@ func PollUntilGone[T any, P Object[T]](ctx context.Context, r Reader, s scope.Sc
 	var last P
 	seen := "nothing: no read finished"
 	for {
-		obj := P(new(T))
+		obj := P(new(T)) // fresh each time: decoding into a used object would merge maps
 		err := r.Get(ctx, key, obj)
+		if done, res, rerr := end(obj, err); done {
+			return res, rerr
+		}
 		switch {
-		case koperrors.KindOf(err) == koperrors.NotFound:
-			return nil, nil
-		case err == nil && po.UID != "" && obj.GetUID() != po.UID:
-			return nil, nil
 		case err == nil:
 			last, seen = obj, describe(obj)
+		case koperrors.KindOf(err) == koperrors.NotFound && po.AllowNotFound:
+			seen = "not found"
 		case ctx.Err() == nil && !retriable(err):
-			return last, koperrors.Wrap(err, "wait for deletion of", o)
+			return last, koperrors.Wrap(err, op, o)
 		case ctx.Err() == nil:
 			seen = "error: " + err.Error()
 		}
 		if err := wait(ctx, po.Interval); err != nil {
-			return last, timeout(err, "wait for deletion of", o, seen)
+			return last, timeout(err, op, o, seen)
 		}
 	}
 }
@@ -296,12 +285,5 @@ func timeout(cause error, op string, o kopmeta.ObjectRef, seen string) error {
 
 // wait sleeps for d plus up to 20% of jitter, or until ctx ends.
 func wait(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d + rand.N(d/5+1))
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return sleep.For(ctx, d+rand.N(d/5+1))
 }

@@ -3,11 +3,12 @@ package status
 import (
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/internal/truncate"
 )
 
 // maxMessageBytes is the API server's limit on a condition's message
@@ -70,7 +71,7 @@ func Set(obj Setter, c metav1.Condition) bool {
 	if c.Reason == "" {
 		c.Reason = reasonUnspecified
 	}
-	c.Message = truncate(c.Message, maxMessageBytes)
+	c.Message = truncate.String(c.Message, maxMessageBytes)
 	old := obj.GetConditions()
 	conds := slices.Clone(old)
 	changed := apimeta.SetStatusCondition(&conds, c)
@@ -136,18 +137,4 @@ func rank(t string) int {
 
 func sameOrder(a, b []metav1.Condition) bool {
 	return slices.EqualFunc(a, b, func(x, y metav1.Condition) bool { return x.Type == y.Type })
-}
-
-// truncate cuts s to at most limit bytes at a character boundary, ending
-// with "…" when it cut.
-func truncate(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	const ellipsis = "…"
-	cut := limit - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }

@@ -106,26 +106,14 @@ func ReadinessOf(obj client.Object) Readiness {
 	if ts := obj.GetDeletionTimestamp(); ts != nil {
 		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
 	}
+	if b, ok := builtinsByType[reflect.TypeOf(obj)]; ok {
+		if b.rules == nil {
+			// No status at all: skip the conversion below.
+			return current(b.gk.Kind, obj.GetName())
+		}
+		return b.rules(obj)
+	}
 	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return deploymentReadiness(o)
-	case *appsv1.StatefulSet:
-		return statefulSetReadiness(o)
-	case *appsv1.DaemonSet:
-		return daemonSetReadiness(o)
-	case *appsv1.ReplicaSet:
-		return replicaSetReadiness(o)
-	case *batchv1.Job:
-		return jobReadiness(o)
-	case *corev1.PersistentVolumeClaim:
-		return pvcReadiness(o)
-	case *corev1.Service:
-		return serviceReadiness(o)
-	case *corev1.Pod:
-		return podReadiness(o)
-	case *corev1.ConfigMap, *corev1.Secret, *corev1.ServiceAccount:
-		// No status at all: skip the conversion below.
-		return current(kindOf(obj), obj.GetName())
 	case *metav1.PartialObjectMetadata:
 		return metadataReadiness(o)
 	case *unstructured.Unstructured:
@@ -152,33 +140,67 @@ func ReadinessOf(obj client.Object) Readiness {
 // was read: Current for the kinds that have no status, else InProgress,
 // which a reader notices, rather than a Current nobody checked.
 func metadataReadiness(o *metav1.PartialObjectMetadata) Readiness {
-	switch o.GroupVersionKind().GroupKind() {
-	case schema.GroupKind{Kind: "ConfigMap"}, schema.GroupKind{Kind: "Secret"}, schema.GroupKind{Kind: "ServiceAccount"}:
+	if b, ok := builtinsByKind[o.GroupVersionKind().GroupKind()]; ok && b.rules == nil {
 		return current(kindOf(o), o.GetName())
 	}
 	return inProgress("StatusNotRead", kindOf(o), o.GetName(), "only its metadata was read, readiness needs its status")
 }
 
+// builtin is a built-in kind that [ReadinessOf] knows by its Go type.
+type builtin struct {
+	gk schema.GroupKind
+	// newObject returns an empty object of the kind's Go type.
+	newObject func() client.Object
+	// rules computes an object's readiness; nil for the kinds without a
+	// status, which are Current.
+	rules func(client.Object) Readiness
+}
+
+// builtinKind describes the kind group/kind, of Go type T, judged by rules
+// (nil for a kind without a status).
+func builtinKind[T any, P interface {
+	*T
+	client.Object
+}](group, kind string, rules func(P) Readiness) builtin {
+	b := builtin{gk: schema.GroupKind{Group: group, Kind: kind}, newObject: func() client.Object { return P(new(T)) }}
+	if rules != nil {
+		b.rules = func(obj client.Object) Readiness { return rules(obj.(P)) }
+	}
+	return b
+}
+
+// builtinsByType and builtinsByKind index the built-in kinds that
+// [ReadinessOf] knows: those with rules of their own, and those without a
+// status.
+var builtinsByType, builtinsByKind = indexBuiltins(
+	builtinKind[appsv1.Deployment](appsv1.GroupName, "Deployment", deploymentReadiness),
+	builtinKind[appsv1.StatefulSet](appsv1.GroupName, "StatefulSet", statefulSetReadiness),
+	builtinKind[appsv1.DaemonSet](appsv1.GroupName, "DaemonSet", daemonSetReadiness),
+	builtinKind[appsv1.ReplicaSet](appsv1.GroupName, "ReplicaSet", replicaSetReadiness),
+	builtinKind[batchv1.Job](batchv1.GroupName, "Job", jobReadiness),
+	builtinKind[corev1.PersistentVolumeClaim]("", "PersistentVolumeClaim", pvcReadiness),
+	builtinKind[corev1.Service]("", "Service", serviceReadiness),
+	builtinKind[corev1.Pod]("", "Pod", podReadiness),
+	builtinKind[corev1.ConfigMap]("", "ConfigMap", nil),
+	builtinKind[corev1.Secret]("", "Secret", nil),
+	builtinKind[corev1.ServiceAccount]("", "ServiceAccount", nil),
+)
+
+func indexBuiltins(kinds ...builtin) (map[reflect.Type]builtin, map[schema.GroupKind]builtin) {
+	byType := make(map[reflect.Type]builtin, len(kinds))
+	byKind := make(map[schema.GroupKind]builtin, len(kinds))
+	for _, b := range kinds {
+		byType[reflect.TypeOf(b.newObject())] = b
+		byKind[b.gk] = b
+	}
+	return byType, byKind
+}
+
 // builtinFor returns a new typed object for the kinds with their own
 // rules, nil for the others.
 func builtinFor(gk schema.GroupKind) client.Object {
-	switch gk {
-	case schema.GroupKind{Group: appsv1.GroupName, Kind: "Deployment"}:
-		return &appsv1.Deployment{}
-	case schema.GroupKind{Group: appsv1.GroupName, Kind: "StatefulSet"}:
-		return &appsv1.StatefulSet{}
-	case schema.GroupKind{Group: appsv1.GroupName, Kind: "DaemonSet"}:
-		return &appsv1.DaemonSet{}
-	case schema.GroupKind{Group: appsv1.GroupName, Kind: "ReplicaSet"}:
-		return &appsv1.ReplicaSet{}
-	case schema.GroupKind{Group: batchv1.GroupName, Kind: "Job"}:
-		return &batchv1.Job{}
-	case schema.GroupKind{Kind: "PersistentVolumeClaim"}:
-		return &corev1.PersistentVolumeClaim{}
-	case schema.GroupKind{Kind: "Service"}:
-		return &corev1.Service{}
-	case schema.GroupKind{Kind: "Pod"}:
-		return &corev1.Pod{}
+	if b, ok := builtinsByKind[gk]; ok && b.rules != nil {
+		return b.newObject()
 	}
 	return nil
 }
@@ -187,29 +209,8 @@ func builtinFor(gk schema.GroupKind) client.Object {
 // object from a cache has an empty TypeMeta), else from TypeMeta, else
 // the Go type's name.
 func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *appsv1.Deployment:
-		return "Deployment"
-	case *appsv1.StatefulSet:
-		return "StatefulSet"
-	case *appsv1.DaemonSet:
-		return "DaemonSet"
-	case *appsv1.ReplicaSet:
-		return "ReplicaSet"
-	case *batchv1.Job:
-		return "Job"
-	case *corev1.PersistentVolumeClaim:
-		return "PersistentVolumeClaim"
-	case *corev1.Service:
-		return "Service"
-	case *corev1.Pod:
-		return "Pod"
-	case *corev1.ConfigMap:
-		return "ConfigMap"
-	case *corev1.Secret:
-		return "Secret"
-	case *corev1.ServiceAccount:
-		return "ServiceAccount"
+	if b, ok := builtinsByType[reflect.TypeOf(obj)]; ok {
+		return b.gk.Kind
 	}
 	if k := obj.GetObjectKind().GroupVersionKind().Kind; k != "" {
 		return k

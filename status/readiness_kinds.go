@@ -20,6 +20,16 @@ func replicasOf(p *int32) int32 {
 	return *p
 }
 
+// available ends the rules of the kinds that run pods once nothing else
+// is pending: InProgress ("Unavailable") until count of want units (pods,
+// replicas) are available, then Current ("Available").
+func available(kind, name string, count, want int32, unit string) Readiness {
+	if count < want {
+		return inProgress("Unavailable", kind, name, "%d of %d %s available", count, want, unit)
+	}
+	return Readiness{StateCurrent, "Available", fmt.Sprintf("%s %s: %d of %d %s available", kind, name, count, want, unit)}
+}
+
 func deploymentReadiness(d *appsv1.Deployment) Readiness {
 	const kind = "Deployment"
 	st := d.Status
@@ -86,10 +96,7 @@ func statefulSetReadiness(s *appsv1.StatefulSet) Readiness {
 			return inProgress("RollingOut", kind, s.Name, "%d of %d replicas updated to revision %s", st.UpdatedReplicas, want, st.UpdateRevision)
 		}
 	}
-	if st.AvailableReplicas < want {
-		return inProgress("Unavailable", kind, s.Name, "%d of %d replicas available", st.AvailableReplicas, want)
-	}
-	return Readiness{StateCurrent, "Available", fmt.Sprintf("StatefulSet %s: %d of %d replicas available", s.Name, st.AvailableReplicas, want)}
+	return available(kind, s.Name, st.AvailableReplicas, want, "replicas")
 }
 
 func daemonSetReadiness(ds *appsv1.DaemonSet) Readiness {
@@ -104,10 +111,8 @@ func daemonSetReadiness(ds *appsv1.DaemonSet) Readiness {
 		return inProgress("Scaling", kind, ds.Name, "%d of %d nodes run a pod", st.CurrentNumberScheduled, desired)
 	case ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType && st.UpdatedNumberScheduled < desired:
 		return inProgress("RollingOut", kind, ds.Name, "%d of %d pods updated", st.UpdatedNumberScheduled, desired)
-	case st.NumberAvailable < desired:
-		return inProgress("Unavailable", kind, ds.Name, "%d of %d pods available", st.NumberAvailable, desired)
 	}
-	return Readiness{StateCurrent, "Available", fmt.Sprintf("DaemonSet %s: %d of %d pods available", ds.Name, st.NumberAvailable, desired)}
+	return available(kind, ds.Name, st.NumberAvailable, desired, "pods")
 }
 
 func replicaSetReadiness(rs *appsv1.ReplicaSet) Readiness {
@@ -129,10 +134,8 @@ func replicaSetReadiness(rs *appsv1.ReplicaSet) Readiness {
 		return inProgress("Scaling", kind, rs.Name, "%d of %d replicas created", st.Replicas, want)
 	case st.Replicas > want:
 		return inProgress("Scaling", kind, rs.Name, "%d extra replicas pending termination", st.Replicas-want)
-	case st.AvailableReplicas < want:
-		return inProgress("Unavailable", kind, rs.Name, "%d of %d replicas available", st.AvailableReplicas, want)
 	}
-	return Readiness{StateCurrent, "Available", fmt.Sprintf("ReplicaSet %s: %d of %d replicas available", rs.Name, st.AvailableReplicas, want)}
+	return available(kind, rs.Name, st.AvailableReplicas, want, "replicas")
 }
 
 func jobReadiness(j *batchv1.Job) Readiness {
