@@ -439,8 +439,9 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 	}
 	err = mgr.Start(ctx)
 	if b.ownRecorder != nil {
-		// Events recorded while the reconciles drained: their counts too.
-		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		// Events recorded while the reconciles drained: their counts too,
+		// within 2 s, so that a slow API server cannot hold the exit.
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		b.ownRecorder.Shutdown(flushCtx)
 		cancel()
 	}

@@ -59,8 +59,11 @@ const (
 	// maxAttempts is how often a series is tried when the API server does
 	// not answer, before it is given up.
 	maxAttempts = 12
-	// flushTimeout bounds the flush when the manager stops.
-	flushTimeout = 10 * time.Second
+	// flushTimeout bounds the flush when the manager stops: event counts
+	// must not eat the graceful-shutdown window that draining reconciles
+	// need (with writes slowed to a second each, a 10 s flush took most of
+	// a 25 s window). A healthy API server takes a few hundred writes in it.
+	flushTimeout = 2 * time.Second
 )
 
 // EventRecorder is the [Recorder] backed by the API server. It folds

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -93,6 +94,73 @@ func (w *writeLog) record(r *http.Request) bool {
 		w.mu.Unlock()
 	}
 	return true
+}
+
+// requestLog counts requests by method and path class, for a window in
+// which the operator should be (almost) idle.
+type requestLog struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// record is a Faults.Match that counts r and injects nothing.
+func (l *requestLog) record(r *http.Request) bool {
+	key := r.Method + " " + pathClass(r.URL.Path)
+	if r.URL.Query().Get("watch") == "true" {
+		key += " (watch)"
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.counts == nil {
+		l.counts = map[string]int{}
+	}
+	l.counts[key]++
+	return false
+}
+
+// reset forgets what was counted.
+func (l *requestLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.counts = nil
+}
+
+// split returns the event writes, the other requests, and the counts by
+// class.
+func (l *requestLog) split() (events, other int, counts map[string]int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k, n := range l.counts {
+		if strings.Contains(k, "events.k8s.io") && !strings.HasPrefix(k, http.MethodGet) {
+			events += n
+		} else {
+			other += n
+		}
+	}
+	return events, other, maps.Clone(l.counts)
+}
+
+// pathClass keeps a request path's group, version and resource, dropping
+// namespaces and names: /apis/events.k8s.io/v1/events.
+func pathClass(path string) string {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	var out []string
+	for i := 0; i < len(parts); i++ {
+		if parts[i] == "namespaces" && i+2 < len(parts) {
+			i++ // skip the namespace's name
+			continue
+		}
+		out = append(out, parts[i])
+	}
+	// Drop an object's name after the resource: /api/v1/configmaps/x → /api/v1/configmaps.
+	base := 2 // api, v1
+	if len(out) > 0 && out[0] == "apis" {
+		base = 3 // apis, group, version
+	}
+	if len(out) > base+1 {
+		out = append(out[:base+1], out[base+2:]...)
+	}
+	return "/" + strings.Join(out, "/")
 }
 
 // span returns the number of writes and the first and last.

@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,7 +50,19 @@ func registryOwner(app client.Object) string {
 // maxFieldManager is the API server's limit on a field manager's length.
 const maxFieldManager = 128
 
+// register puts app's URL in the registry. The registry is one ConfigMap
+// every app writes, under its own field manager, so its resourceVersion
+// moves with every app's write and the Applier cannot prove an apply of it
+// unchanged (the cache keeps only the controller's own managedFields
+// entry). The cached registry answers instead: an entry already holding the
+// URL costs no request, so a re-reconcile of every app (a watch relisted
+// after an outage) sends nothing.
 func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env, url string) error {
+	var current corev1.ConfigMap
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: r.RegistryNamespace, Name: RegistryName}, &current)
+	if err == nil && current.Data[RegistryKey(app)] == url {
+		return nil
+	}
 	cm := corev1ac.ConfigMap(RegistryName, r.RegistryNamespace).WithData(map[string]string{RegistryKey(app): url})
 	if _, err := env.Applier.Apply(ctx, cm, client.FieldOwner(registryOwner(app))); err != nil {
 		return fmt.Errorf("register %s in ConfigMap %s/%s: %w", RegistryKey(app), r.RegistryNamespace, RegistryName, err)
