@@ -171,7 +171,15 @@ func variants() []variant {
 		{
 			key: "E", name: "kopgo reconciler.Sync", fieldOwner: "bench-e",
 			setup: func(mgr manager.Manager, name string, act *activity) error {
-				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, syncReconciler())).
+				s := syncReconciler()
+				// The Builder indexes a Syncer's children by controller, as
+				// it would here but for wrapKopgo's wrapper, which hides the
+				// Syncer: without the index, Sync lists its children by label,
+				// scanning the namespace.
+				if err := s.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
+					return err
+				}
+				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, s)).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
 					FieldOwner("bench-e").Concurrency(workers).Setup(mgr)
 			},
