@@ -38,7 +38,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -74,6 +76,11 @@ type options struct {
 	n, rounds, changes int
 	out, profile       string
 	benchtime          time.Duration
+	verbose            bool
+	// convergeProfile is a directory for a CPU profile of each converge.
+	convergeProfile string
+	// only are the keys of the variants to run ("" for all).
+	only string
 }
 
 func main() {
@@ -85,6 +92,9 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "file to write the table to ('' for none)")
 	flag.DurationVar(&o.benchtime, "benchtime", time.Second, "time of each Go benchmark")
 	flag.StringVar(&o.profile, "profile", "", "directory to write each Go benchmark's CPU and allocation profiles to (<variant>.cpu.pprof, <variant>.allocs.pprof)")
+	flag.BoolVar(&o.verbose, "v", false, "log each converge's reconciles, results and retries")
+	flag.StringVar(&o.convergeProfile, "converge-profile", "", "directory to write a CPU profile of each converge to (<variant>-<round>.converge.pprof)")
+	flag.StringVar(&o.only, "variants", "", "keys of the variants to run, such as DE ('' for all)")
 	flag.Parse()
 	if err := flag.Set("test.benchtime", o.benchtime.String()); err != nil {
 		fatal(err)
@@ -161,7 +171,15 @@ func variants() []variant {
 		{
 			key: "E", name: "kopgo reconciler.Sync", fieldOwner: "bench-e",
 			setup: func(mgr manager.Manager, name string, act *activity) error {
-				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, syncReconciler())).
+				s := syncReconciler()
+				// The Builder indexes a Syncer's children by controller, as
+				// it would here but for wrapKopgo's wrapper, which hides the
+				// Syncer: without the index, Sync lists its children by label,
+				// scanning the namespace.
+				if err := s.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
+					return err
+				}
+				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, s)).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
 					FieldOwner("bench-e").Concurrency(workers).Setup(mgr)
 			},
@@ -270,6 +288,9 @@ func measureAll(ctx context.Context, o options) (results, error) {
 	e := &env{cluster: cluster, admin: cluster.Client(), cs: cs, o: o}
 
 	vs := variants()
+	if o.only != "" {
+		vs = slices.DeleteFunc(vs, func(v variant) bool { return !strings.Contains(strings.ToUpper(o.only), v.key) })
+	}
 	res := results{samples: map[string][]sample{}, benches: map[string]goBench{}}
 	for round := range o.rounds {
 		for i := range vs {
@@ -312,20 +333,35 @@ func (e *env) measure(ctx context.Context, v variant, round int, benches map[str
 	if err != nil {
 		return s, err
 	}
+	stopProfile := func() {}
+	if e.o.convergeProfile != "" {
+		if stopProfile, err = startCPUProfile(e.o.convergeProfile, fmt.Sprintf("%s-%d.converge", v.key, round)); err != nil {
+			return s, err
+		}
+	}
 	m, err := e.startManager(ctx, ns, false, v, name("converge"))
 	if err != nil {
+		stopProfile()
 		return s, err
 	}
 	if err := waitClosed(ctx, obs.converged, 10*time.Minute, "converge"); err != nil {
+		stopProfile()
 		m.stop()
 		return s, err
 	}
 	s.convergeWall = time.Since(m.started)
+	stopProfile()
+	if e.o.verbose {
+		logf("%s converged in %s: %s", v.key, s.convergeWall.Round(time.Millisecond), m.act.summary())
+	}
 	if _, err := m.act.waitQuiet(ctx, e.o.n); err != nil {
 		m.stop()
 		return s, err
 	}
 	s.converge = m.traffic.snapshot()
+	if e.o.verbose {
+		logf("%s idle: %s; requests %d, writes %d, events %d; %s", v.key, m.act.summary(), s.converge.requests, s.converge.writes, s.converge.events, m.traffic.latencies())
+	}
 	m.stop()
 	w1, err := serverWrites(ctx, e.cs)
 	if err != nil {
@@ -739,4 +775,24 @@ func writeAllocs(path string) {
 	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
 		logf("profile: %v", err)
 	}
+}
+
+// startCPUProfile starts a CPU profile written to dir/name.pprof and
+// returns the function that stops it.
+func startCPUProfile(dir, name string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

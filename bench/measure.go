@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,6 +33,45 @@ import (
 // kopgo's controllers record events, the baselines do not).
 type traffic struct {
 	requests, writes, events atomic.Int64
+
+	// latency sums the time of each kind of request (method, and for a GET
+	// whether it is a list or a watch), for -v.
+	mu      sync.Mutex
+	latency map[string]*latencySum
+}
+
+type latencySum struct {
+	n   int
+	sum time.Duration
+	max time.Duration
+}
+
+func (t *traffic) observe(kind string, d time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.latency == nil {
+		t.latency = map[string]*latencySum{}
+	}
+	l := t.latency[kind]
+	if l == nil {
+		l = &latencySum{}
+		t.latency[kind] = l
+	}
+	l.n++
+	l.sum += d
+	l.max = max(l.max, d)
+}
+
+// latencies describes the requests' times per kind.
+func (t *traffic) latencies() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []string
+	for k, l := range t.latency {
+		out = append(out, fmt.Sprintf("%s n=%d mean=%s max=%s", k, l.n, (l.sum/time.Duration(l.n)).Round(10*time.Microsecond), l.max.Round(10*time.Microsecond)))
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 type trafficCount struct{ requests, writes, events int64 }
@@ -61,7 +101,20 @@ func counted(cfg *rest.Config) (*rest.Config, *traffic) {
 				t.requests.Add(1)
 				t.writes.Add(1)
 			}
-			return rt.RoundTrip(r)
+			if r.URL.Query().Get("watch") == "true" {
+				return rt.RoundTrip(r)
+			}
+			kind := r.Method
+			if r.Method == http.MethodGet && r.URL.Query().Has("fieldSelector") {
+				kind += "-fieldSelector"
+			}
+			if strings.Contains(r.URL.Path, "/events") {
+				kind = "event-" + kind
+			}
+			start := time.Now()
+			resp, err := rt.RoundTrip(r)
+			t.observe(kind, time.Since(start))
+			return resp, err
 		})
 	}
 	return cfg, t
@@ -262,18 +315,20 @@ type activity struct {
 	controller string
 	mu         sync.Mutex
 	started    map[string]bool
+	calls      map[string]int
 	inflight   int
 	last       time.Time
 }
 
 func newActivity(controller string) *activity {
-	return &activity{controller: controller, started: map[string]bool{}, last: time.Now()}
+	return &activity{controller: controller, started: map[string]bool{}, calls: map[string]int{}, last: time.Now()}
 }
 
 func (a *activity) begin(name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.started[name] = true
+	a.calls[name]++
 	a.inflight++
 }
 
@@ -332,4 +387,53 @@ func queueDepth(controller string) float64 {
 		}
 	}
 	return 0
+}
+
+// summary describes the controller's work so far, for -v: reconciles in
+// all and per parent, and controller-runtime's reconcile results and
+// workqueue retries.
+func (a *activity) summary() string {
+	a.mu.Lock()
+	total, most := 0, 0
+	hist := map[int]int{}
+	for _, n := range a.calls {
+		total += n
+		most = max(most, n)
+		hist[n]++
+	}
+	a.mu.Unlock()
+	out := fmt.Sprintf("reconciles %d (per parent: max %d, histogram %v)", total, most, hist)
+	mfs, err := crmetrics.Registry.Gather()
+	if err != nil {
+		return out
+	}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "controller_runtime_reconcile_total", "workqueue_retries_total", "controller_runtime_reconcile_errors_total":
+		default:
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] != a.controller && labels["name"] != a.controller {
+				continue
+			}
+			v := m.GetCounter().GetValue()
+			if v == 0 {
+				continue
+			}
+			out += fmt.Sprintf("; %s%s=%v", strings.TrimPrefix(mf.GetName(), "controller_runtime_"), labelSuffix(labels["result"]), v)
+		}
+	}
+	return out
+}
+
+func labelSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "{" + v + "}"
 }

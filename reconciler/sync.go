@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -99,13 +100,18 @@ import (
 // An object being deleted is waited for too, and then created anew.
 //
 // Sync decides from what it sees: the cache, and for a child the cache does
-// not hold, one live list by name through Env.Reader (a child that was just
+// not hold, one live get by name through Env.Reader (a child that was just
 // created may not be in the cache yet; a cache restricted by a label
 // selector does not hold other people's objects; an Env without a Reader
-// relies on the cache alone). Server-side apply has no create-only
-// precondition (metadata.uid in an apply makes it update-only: "uid
-// mismatch ... no existing object was found"), so an object created by
-// someone else between that list and the apply (a window of one round
+// relies on the cache alone). An operator that may list a child kind but
+// not get it reads with a list by name instead (after one get refused
+// with 403), which the API server answers only once its watch cache caught
+// up with etcd: some tens of milliseconds while writes stream in, against
+// a few for a get; give the operator get on its child kinds. Server-side
+// apply has no create-only precondition (metadata.uid in an apply makes it
+// update-only: "uid mismatch ... no existing object was found"), so an
+// object created by
+// someone else between that read and the apply (a window of one round
 // trip) is taken over by the apply. Sync detects it (the API server answers
 // 200 instead of 201, and another field manager wrote the object), removes
 // its controller reference and owner label again at once, and returns a
@@ -184,7 +190,7 @@ import (
 // the cache, the Applier skips children nobody changed since its last apply,
 // pruning is only attempted when an observed child is no longer desired, and
 // the Adapter writes status only when it changed (measured in the tests).
-// Creating a child costs two requests: the live list by name and the apply.
+// Creating a child costs two requests: the live get and the apply.
 // Pruning deletes the observed children it already holds (gc.Delete): no
 // second list, no second informer. Unstructured child kinds are read live
 // unless the manager's client caches unstructured objects.
@@ -247,6 +253,10 @@ type Syncer[T client.Object] struct {
 	// not look them up again. Dropped when a list of children fails, which
 	// a kind that is no longer served (its CRD deleted) makes it do.
 	resolved atomic.Pointer[resolvedKinds]
+
+	// listOnly holds the child kinds (schema.GroupVersionKind) the operator
+	// may not get: a live read of one lists by name instead (readLive).
+	listOnly sync.Map
 }
 
 // resolvedKinds are a Syncer's declared kinds resolved for env.

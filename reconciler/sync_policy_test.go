@@ -2,6 +2,7 @@ package reconciler_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -24,6 +26,7 @@ import (
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
+	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"
 )
 
@@ -159,27 +162,93 @@ func TestSyncRefusesObjectsItDidNotCreate(t *testing.T) {
 }
 
 // The refusal does not depend on the cache: an object the cache does not
-// hold (yet, or ever: a cache restricted by labels) is found live.
+// hold (yet, or ever: a cache restricted by labels) is found live, with a
+// get (the API server answers it from etcd at once; a consistent list
+// waits for its watch cache to catch up, tens of milliseconds while other
+// writes stream in), or with a list by name by an operator that may not
+// get.
 func TestSyncRefusesObjectTheCacheDoesNotHold(t *testing.T) {
-	h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
-	orphan := inNs(h.ns, configMap("orphan", map[string]string{"theirs": "1"}))
-	if err := cluster.Client().Create(t.Context(), orphan); err != nil {
+	tests := []struct {
+		name          string
+		verbs         []string // on ConfigMaps, for the live reader
+		used, notUsed string   // permissions the live reads needed, and did not
+		denied        int      // refused requests: the get of a list-only reader, once
+	}{
+		{"may get", []string{"get", "list"}, "/configmaps get", "/configmaps list", 0},
+		{"may only list", []string{"list"}, "/configmaps list", "", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
+			orphans := []*corev1.ConfigMap{
+				inNs(h.ns, configMap("orphan", map[string]string{"theirs": "1"})),
+				inNs(h.ns, configMap("orphan-2", map[string]string{"theirs": "2"})),
+			}
+			for _, o := range orphans {
+				if err := cluster.Client().Create(t.Context(), o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			reader, perms := readerWith(t, h.ns, tt.verbs)
+			env := *h.env
+			env.Client, env.Reader = hidingClient{Client: h.env.Client}, reader
+			r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
+				return []client.Object{configMap("orphan", map[string]string{"mine": "1"}), configMap("orphan-2", map[string]string{"mine": "2"})}, nil
+			})
+			for range 2 { // the second time, a list-only reader lists at once
+				err := r.Reconcile(t.Context(), h.getWidget(), &env)
+				if !koperrors.IsTerminal(err) || !strings.Contains(err.Error(), "ConfigMap "+h.ns+"/orphan: the object of that name has no controller") ||
+					!strings.Contains(err.Error(), "ConfigMap "+h.ns+"/orphan-2: the object of that name has no controller") {
+					t.Errorf("Reconcile = %v, want the terminal refusal of both", err)
+				}
+			}
+			for _, o := range orphans {
+				got := o.DeepCopy()
+				get(t, got)
+				if got.ResourceVersion != o.ResourceVersion {
+					t.Errorf("orphan %s was written: owners %v, labels %v", o.Name, got.OwnerReferences, got.Labels)
+				}
+			}
+			used := fmt.Sprint(perms.Used())
+			if !strings.Contains(used, tt.used) || (tt.notUsed != "" && strings.Contains(used, tt.notUsed)) {
+				t.Errorf("live reads needed %s, want %s and not %q", used, tt.used, tt.notUsed)
+			}
+			if got := perms.Denied(); len(got) != tt.denied {
+				t.Errorf("refused live reads: %q, want %d", got, tt.denied)
+			}
+		})
+	}
+}
+
+// readerWith returns a client reading as a user that has verbs on
+// ConfigMaps in ns, and the record of the permissions its requests needed.
+func readerWith(t *testing.T, ns string, verbs []string) (client.Reader, *testkit.Permissions) {
+	t.Helper()
+	user := "reader-" + ns
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns},
+		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}},
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "reader", Namespace: ns},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+	}
+	for _, o := range []client.Object{role, binding} {
+		if err := cluster.Client().Create(t.Context(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	userCfg, err := cluster.UserConfig(user)
+	if err != nil {
 		t.Fatal(err)
 	}
-	env := *h.env
-	env.Client = hidingClient{Client: h.env.Client}
-	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
-		return []client.Object{configMap("orphan", map[string]string{"mine": "1"})}, nil
-	})
-	err := r.Reconcile(t.Context(), h.getWidget(), &env)
-	if !koperrors.IsTerminal(err) || !strings.Contains(err.Error(), "ConfigMap "+h.ns+"/orphan: the object of that name has no controller") {
-		t.Errorf("Reconcile = %v, want the terminal refusal", err)
+	cfg, perms := testkit.RecordPermissions(userCfg)
+	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme()})
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := orphan.DeepCopy()
-	get(t, got)
-	if got.ResourceVersion != orphan.ResourceVersion {
-		t.Errorf("the orphan was written: owners %v, labels %v", got.OwnerReferences, got.Labels)
-	}
+	return c, perms
 }
 
 // An object created by someone else between Sync's look and its apply (the
@@ -219,8 +288,12 @@ func (c hidingClient) Get(_ context.Context, key client.ObjectKey, obj client.Ob
 	return apierrors.NewNotFound(schema.GroupResource{Resource: obj.GetObjectKind().GroupVersionKind().Kind}, key.Name)
 }
 
-// blindReader lists nothing.
+// blindReader finds nothing.
 type blindReader struct{ client.Reader }
+
+func (blindReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(schema.GroupResource{Resource: obj.GetObjectKind().GroupVersionKind().Kind}, key.Name)
+}
 
 func (blindReader) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
 

@@ -129,15 +129,13 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 
 // find returns the object of c's name: the observed child, else the
 // cache's object, else (when the cache has none, and Env.Reader is set)
-// the API server's, with one list by name (a list, not a get, so that the
-// operator needs no permission beyond list). nil when there is none;
-// looked reports that the API server said so.
+// the API server's, read live by name ([Syncer.readLive]). nil when there
+// is none; looked reports that the API server said so.
 func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Object, looked bool, err error) {
 	if o, ok := r.observed[c.ref]; ok {
 		return o, false, nil
 	}
-	scheme := r.env.Scheme
-	obj = newObject(scheme, c.kind)
+	obj = newObject(r.env.Scheme, c.kind)
 	err = r.env.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, obj)
 	switch {
 	case err == nil:
@@ -148,25 +146,55 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Obje
 	if r.env.Reader == nil {
 		return nil, false, nil
 	}
-	list := newList(scheme, c.kind)
-	opts := []client.ListOption{client.MatchingFields{"metadata.name": c.ref.Name}}
-	if c.ref.Namespace != "" {
-		opts = append(opts, client.InNamespace(c.ref.Namespace))
-	}
-	if err := r.env.Reader.List(ctx, list, opts...); err != nil {
+	found, err := r.s.readLive(ctx, r.env, c)
+	if err != nil {
 		return nil, false, koperrors.Wrap(err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
+	return found, true, nil
+}
+
+// readLive reads the object of c's name from the API server (Env.Reader):
+// a get, which the API server answers from etcd at once, or, for a kind
+// the operator may list but not get (a 403 remembered for the Syncer's
+// life), a list by name, which the API server answers from its watch cache
+// once that cache has caught up with etcd: tens of milliseconds while
+// other writes stream in, a get's time several times over. nil when there
+// is none.
+func (s *Syncer[T]) readLive(ctx context.Context, env *Env, c preparedChild) (client.Object, error) {
+	key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
+	if _, listOnly := s.listOnly.Load(c.kind.gvk); !listOnly {
+		obj := newObject(env.Scheme, c.kind)
+		err := env.Reader.Get(ctx, key, obj)
+		switch {
+		case err == nil:
+			return obj, nil
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case !apierrors.IsForbidden(err):
+			return nil, err
+		}
+		log.FromContext(ctx).V(1).Info("May not get children of this kind; reading them with a list by name", "kind", c.kind.gvk.String())
+		s.listOnly.Store(c.kind.gvk, true)
+	}
+	list := newList(env.Scheme, c.kind)
+	opts := []client.ListOption{client.MatchingFields{"metadata.name": key.Name}}
+	if key.Namespace != "" {
+		opts = append(opts, client.InNamespace(key.Namespace))
+	}
+	if err := env.Reader.List(ctx, list, opts...); err != nil {
+		return nil, err
+	}
 	var found client.Object
-	err = apimeta.EachListItem(list, func(o runtime.Object) error {
-		if obj, ok := o.(client.Object); ok && obj.GetName() == c.ref.Name {
+	err := apimeta.EachListItem(list, func(o runtime.Object) error {
+		if obj, ok := o.(client.Object); ok && obj.GetName() == key.Name {
 			found = obj
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, false, koperrors.WrapKind(koperrors.Internal, err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, koperrors.WrapKind(koperrors.Internal, err, "list by name", kopmeta.ObjectRef{})
 	}
-	return found, true, nil
+	return found, nil
 }
 
 // earlierParent reports whether ctrl names a parent of this one's kind and

@@ -338,7 +338,7 @@ func TestSyncUnchangedSendsNoRequest(t *testing.T) {
 		t.Errorf("ConfigMap a after the change: %v, data %v; want v=2", err, got.Data)
 	}
 
-	// A new child: a list by name (is the name free?) and its apply.
+	// A new child: a live get (is the name free?) and its apply.
 	h.settle(a)
 	mu.Lock()
 	data["new"] = "yes"

@@ -25,13 +25,14 @@ import (
 // changes needs it).
 // echoservers/finalizers: a controller reference blocks its owner's
 // deletion, which the API server only allows to who may update the owner's
-// finalizers.
+// finalizers. get on the children: before creating one, Sync reads its name
+// live (it could list by name instead, several times slower under load).
 //
 // +kubebuilder:rbac:groups=echoserver.examples.kopgo.dev,resources=echoservers,verbs=list;watch
 // +kubebuilder:rbac:groups=echoserver.examples.kopgo.dev,resources=echoservers/status,verbs=patch
 // +kubebuilder:rbac:groups=echoserver.examples.kopgo.dev,resources=echoservers/finalizers,verbs=update
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=list;watch;create;patch
-// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch;create;patch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 const (
