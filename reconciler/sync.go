@@ -207,7 +207,10 @@ import (
 // The sync function gets no Env: like roperator's and Metacontroller's hooks
 // it is a pure function of the parent and its children, so it is unit-tested
 // without a cluster (its observed [Children] are a plain slice); a sync that
-// must read something else can wrap the Syncer in a [Func]. Children come
+// must read something else can wrap the Syncer in a [Func] (then the
+// Builder no longer sees the Syncer: call its [Syncer.IndexChildren] on the
+// manager's field indexer and Owns its [Syncer.ChildKinds] yourself, or
+// each reconcile lists its children by label across the namespace). Children come
 // back typed rather than as JSON, since Go operators hold typed objects. Per-child options travel in a wrapper ([Child]) rather
 // than in annotations, which would reach the API server. Mistakes in the
 // desired set are Terminal: the same code computes the same set again, so
