@@ -37,6 +37,9 @@ func TestBenchRuns(t *testing.T) {
 		if len(s.latencies) != o.changes {
 			t.Errorf("%s: %d change latencies, want %d", v.key, len(s.latencies), o.changes)
 		}
+		if v.key >= "D" && !strings.Contains(res.table, "| converge within 1.3× the floor | "+v.key+" |") {
+			t.Errorf("table has no target rows for %s", v.key)
+		}
 		if !strings.Contains(res.table, "| "+v.key+" "+v.name+" |") {
 			t.Errorf("table has no row for %s", v.key)
 		}

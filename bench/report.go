@@ -98,7 +98,64 @@ func report(vs []variant, samples map[string][]sample, benches map[string]goBenc
 		}
 		p("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", name(v), gb.nsPerOp, gb.allocsPerOp, gb.bytesPerOp, gb.requestsPerOp, gb.writesPerOp)
 	}
+	targets(p, samples, benches)
 	return b.String()
+}
+
+// targets renders issue 14's targets for kopgo's variants (D and E) against
+// the baselines of the same run, from the medians above: met or missed, and
+// by how much.
+func targets(p func(string, ...any), samples map[string][]sample, benches map[string]goBench) {
+	const floor, careful = "A", "C"
+	if len(samples[floor]) == 0 || len(samples[careful]) == 0 {
+		return
+	}
+	p("\n## Targets\n\n")
+	p("Issue 14's targets, from the medians above (ratios in this run). A missed target is said so; why is in the README's Performance section.\n\n")
+	p("| target | variant | figure | verdict |\n|---|---|---|---|\n")
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**missed**"
+	}
+	medDur := func(key string, f func(sample) time.Duration) time.Duration {
+		xs := make([]time.Duration, 0, len(samples[key]))
+		for _, x := range samples[key] {
+			xs = append(xs, f(x))
+		}
+		slices.Sort(xs)
+		return median(xs)
+	}
+	medF := func(key string, f func(sample) float64) float64 {
+		xs := make([]float64, 0, len(samples[key]))
+		for _, x := range samples[key] {
+			xs = append(xs, f(x))
+		}
+		slices.Sort(xs)
+		return median(xs)
+	}
+	wall := func(x sample) time.Duration { return x.convergeWall }
+	p99 := func(x sample) time.Duration { return quantile(x.latencies, 0.99) }
+	for _, key := range []string{"D", "E"} {
+		if len(samples[key]) == 0 {
+			continue
+		}
+		writes := medF(key, func(x sample) float64 { return float64(x.resync.writes) })
+		p("| no-op resync after a restart: 0 writes | %s | %.0f writes | %s |\n", key, writes, verdict(writes == 0))
+		w, wa, wc := medDur(key, wall), medDur(floor, wall), medDur(careful, wall)
+		p("| converge within 1.3× the floor | %s | %.2f× | %s |\n", key, float64(w)/float64(wa), verdict(float64(w) <= 1.3*float64(wa)))
+		p("| converge no slower than C | %s | %.2f× C | %s |\n", key, float64(w)/float64(wc), verdict(w <= wc))
+		l, lc := medDur(key, p99), medDur(careful, p99)
+		p("| change latency p99 no worse than C | %s | %s vs %s (%.2f×) | %s |\n", key, fmtDur(l), fmtDur(lc), float64(l)/float64(lc), verdict(l <= lc))
+		h, hc := medF(key, func(x sample) float64 { return x.heapFull }), medF(careful, func(x sample) float64 { return x.heapFull })
+		p("| heap per parent no worse than C | %s | %.1f vs %.1f KiB (%.2f×) | %s |\n", key, h/1024, hc/1024, h/hc, verdict(h <= hc))
+		gb, gc := benches[key], benches[careful]
+		if gb.nsPerOp > 0 && gc.nsPerOp > 0 {
+			cpu, allocs := gb.nsPerOp/gc.nsPerOp, gb.allocsPerOp/gc.allocsPerOp
+			p("| one reconcile at most 1.1× C (CPU, allocations) | %s | %.2f× CPU, %.2f× allocs | %s |\n", key, cpu, allocs, verdict(cpu <= 1.1 && allocs <= 1.1))
+		}
+	}
 }
 
 func intCell(s []sample, f func(sample) int64) string {
