@@ -63,6 +63,7 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"
@@ -179,7 +180,16 @@ func variants() []variant {
 				if err := s.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
 					return err
 				}
-				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, s)).
+				// Sync records events: with Setup, the recorder is the
+				// caller's to shut down once the manager stopped, or its
+				// worker (and through it the manager's cache) outlives the
+				// manager and the heap figure counts it as freed memory.
+				rec, err := observability.NewRecorder(mgr, name)
+				if err != nil {
+					return err
+				}
+				act.afterStop = append(act.afterStop, func() { rec.Shutdown(context.Background()) })
+				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, s)).Recorder(rec).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
 					FieldOwner("bench-e").Concurrency(workers).Setup(mgr)
 			},
@@ -638,6 +648,9 @@ func (e *env) startManager(ctx context.Context, ns string, strip bool, v variant
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 			logf("manager %s: %v", name, err)
+		}
+		for _, f := range act.afterStop {
+			f()
 		}
 	}
 	return r, nil

@@ -313,11 +313,14 @@ func (o *observer) expect(name, want string) <-chan struct{} {
 // started, how many are running, and when the last one ended.
 type activity struct {
 	controller string
-	mu         sync.Mutex
-	started    map[string]bool
-	calls      map[string]int
-	inflight   int
-	last       time.Time
+	// afterStop runs once the manager stopped (the recorder's Shutdown:
+	// a manager given to Builder.Setup does not stop the recorder itself).
+	afterStop []func()
+	mu        sync.Mutex
+	started   map[string]bool
+	calls     map[string]int
+	inflight  int
+	last      time.Time
 }
 
 func newActivity(controller string) *activity {
