@@ -72,5 +72,9 @@
 // and at [EventRecorder.Shutdown]. The flush when the manager stops takes
 // at most 2 seconds (the Builder's Shutdown after Run too), so that event
 // counts never eat the graceful-shutdown window reconciles drain in; with a
-// healthy API server that is a few hundred writes.
+// healthy API server that is a few hundred writes. Events recorded by
+// reconciles that still drain are written for 35 seconds after the manager
+// stopped; then the recorder shuts itself down (Builder.Run shuts it down
+// as soon as the manager returned; with a manager of your own, call
+// [EventRecorder.Shutdown] after its Start returns).
 package observability

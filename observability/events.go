@@ -440,8 +440,16 @@ func eventName(object string, t time.Time) string {
 
 // runnable ties the recorder to the manager: when the manager stops, the
 // pending counts are written and every later event is written at once
-// (reconciles still draining may record some).
+// (reconciles still draining may record some); stopAfter later the
+// recorder shuts itself down, so that its worker, and through the client
+// the stopped manager's cache, are not kept alive by a caller who never
+// calls Shutdown (a controller added to a manager with Builder.Setup).
 type runnable struct{ r *EventRecorder }
+
+// stopAfter is how long after its manager stopped the recorder still
+// writes events: longer than the default graceful-shutdown window (30 s),
+// in which reconciles drain and may record.
+var stopAfter = 35 * time.Second
 
 // Start waits for the manager to stop, then flushes.
 func (rn runnable) Start(ctx context.Context) error {
@@ -452,6 +460,12 @@ func (rn runnable) Start(ctx context.Context) error {
 	flushCtx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	rn.r.flushAll(flushCtx)
+	go func() {
+		time.Sleep(stopAfter)
+		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
+		defer cancel()
+		rn.r.Shutdown(ctx)
+	}()
 	return nil
 }
 

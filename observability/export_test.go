@@ -9,3 +9,14 @@ func SetSeriesInterval(d time.Duration) (restore func()) {
 	seriesInterval = d
 	return func() { seriesInterval = old }
 }
+
+// SetStopAfter sets how long after its manager stopped a recorder shuts
+// itself down, and returns the restore.
+func SetStopAfter(d time.Duration) (restore func()) {
+	old := stopAfter
+	stopAfter = d
+	return func() { stopAfter = old }
+}
+
+// WorkerDone is closed when r's worker has ended.
+func WorkerDone(r *EventRecorder) <-chan struct{} { return r.done }

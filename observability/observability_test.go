@@ -197,6 +197,36 @@ func TestCountIsWrittenWhenTheManagerStops(t *testing.T) {
 	eventually(t, "count 13", func() bool { return slices.Equal(counts(t, ns), []int32{13}) })
 }
 
+// A recorder whose manager stopped and whose caller never calls Shutdown
+// (a controller added with Builder.Setup) still writes what draining
+// reconciles record, then shuts itself down: its worker, and through the
+// client the stopped manager's cache, do not live on.
+func TestRecorderStopsAfterItsManager(t *testing.T) {
+	defer observability.SetStopAfter(500 * time.Millisecond)()
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	mgr := newManager(t)
+	r, err := observability.NewRecorder(mgr, "kopgo-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	r.Normal(cm, nil, "Deployed", "Apply", "before the stop")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r.Normal(cm, nil, "Drained", "Reconcile", "after the stop")
+	eventually(t, "both events written", func() bool { return len(events(t, ns)) == 2 })
+	select {
+	case <-observability.WorkerDone(r):
+	case <-time.After(30 * time.Second):
+		t.Fatal("the recorder's worker still runs 30 s after its manager stopped")
+	}
+}
+
 // Without a shutdown, a repeating event's count reaches the server within
 // the series interval.
 func TestCountIsWrittenPeriodically(t *testing.T) {
