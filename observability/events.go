@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -449,7 +450,9 @@ type runnable struct{ r *EventRecorder }
 // stopAfter is how long after its manager stopped the recorder still
 // writes events: longer than the default graceful-shutdown window (30 s),
 // in which reconciles drain and may record.
-var stopAfter = 35 * time.Second
+var stopAfter atomic.Int64 // nanoseconds; 35 s, set in init
+
+func init() { stopAfter.Store(int64(35 * time.Second)) }
 
 // Start waits for the manager to stop, then flushes.
 func (rn runnable) Start(ctx context.Context) error {
@@ -460,8 +463,9 @@ func (rn runnable) Start(ctx context.Context) error {
 	flushCtx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 	defer cancel()
 	rn.r.flushAll(flushCtx)
+	linger := time.Duration(stopAfter.Load())
 	go func() {
-		time.Sleep(stopAfter)
+		time.Sleep(linger)
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()
 		rn.r.Shutdown(ctx)

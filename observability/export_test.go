@@ -13,9 +13,8 @@ func SetSeriesInterval(d time.Duration) (restore func()) {
 // SetStopAfter sets how long after its manager stopped a recorder shuts
 // itself down, and returns the restore.
 func SetStopAfter(d time.Duration) (restore func()) {
-	old := stopAfter
-	stopAfter = d
-	return func() { stopAfter = old }
+	old := stopAfter.Swap(int64(d))
+	return func() { stopAfter.Store(old) }
 }
 
 // WorkerDone is closed when r's worker has ended.
