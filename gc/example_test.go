@@ -17,14 +17,8 @@ import (
 
 // Delete the Deployments this operator labelled whose owner is gone.
 func ExampleCollect() {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		fmt.Println("no cluster:", err)
-		return
-	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		fmt.Println(err)
+	c, ok := exampleClient()
+	if !ok {
 		return
 	}
 	ours := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "my-operator"})
@@ -43,14 +37,8 @@ func ExampleCollect() {
 
 // Delete one object by name, whether or not it still exists.
 func ExampleDelete() {
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
-		fmt.Println("no cluster:", err)
-		return
-	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		fmt.Println(err)
+	c, ok := exampleClient()
+	if !ok {
 		return
 	}
 	old := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "old"}}
@@ -61,4 +49,20 @@ func ExampleDelete() {
 		return
 	}
 	fmt.Println("deleted now:", len(res.Deleted) == 1) // false when it was gone already
+}
+
+// exampleClient is a client of the cluster in the kubeconfig, or false
+// (said on stdout) when there is none.
+func exampleClient() (client.Client, bool) {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println("no cluster:", err)
+		return nil, false
+	}
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return nil, false
+	}
+	return c, true
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kopgo/kopgo/internal/sleep"
+
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -79,7 +81,7 @@ func BenchmarkSyncConverged(b *testing.B) {
 		if traffic.Requests.Load() == 0 {
 			break
 		}
-		if err := waitBriefly(b.Context()); err != nil {
+		if err := sleep.For(b.Context(), 100*time.Millisecond); err != nil { // the cache sees the last writes
 			b.Fatal(err)
 		}
 	}
@@ -106,16 +108,4 @@ func newBenchAdapter(b *testing.B, mgr manager.Manager, r reconciler.Reconciler[
 		b.Fatal(err)
 	}
 	return a
-}
-
-// waitBriefly gives the cache time to see the last writes.
-func waitBriefly(ctx context.Context) error {
-	t := time.NewTimer(100 * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
