@@ -96,16 +96,16 @@ func ExampleApplier_Apply() {
 func ExampleFake() {
 	// The reconciler under test: one ConfigMap per parent ConfigMap, and an
 	// event when it was created.
-	r := reconciler.Func[*corev1.ConfigMap](func(ctx context.Context, parent *corev1.ConfigMap, env *reconciler.Env) error {
+	r := reconciler.Func[*corev1.ConfigMap](func(ctx context.Context, parent *corev1.ConfigMap, env *reconciler.Env) (reconciler.Action, error) {
 		res, err := env.Applier.Apply(ctx, corev1ac.ConfigMap(parent.Name+"-settings", parent.Namespace).
 			WithData(map[string]string{"color": parent.Data["color"]}))
 		if err != nil {
-			return err
+			return reconciler.Done(), err
 		}
 		if res.Outcome == apply.Created {
 			env.Recorder.Normal(parent, nil, "Created", "Apply", "created "+res.Object().GetName())
 		}
-		return nil
+		return reconciler.Done(), nil
 	})
 
 	fake := &apply.Fake{}
@@ -113,7 +113,7 @@ func ExampleFake() {
 	env := &reconciler.Env{Applier: fake, Recorder: events}
 	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web"}, Data: map[string]string{"color": "blue"}}
 	for range 2 {
-		if err := r.Reconcile(context.Background(), parent, env); err != nil {
+		if _, err := r.Reconcile(context.Background(), parent, env); err != nil {
 			fmt.Println(err)
 		}
 	}
@@ -129,7 +129,7 @@ func ExampleFake() {
 	fake.Respond = func(*unstructured.Unstructured, *client.ApplyOptions) (apply.Outcome, error) {
 		return 0, koperrors.Errorf(koperrors.Forbidden, "configmaps is forbidden")
 	}
-	err := r.Reconcile(context.Background(), parent, env)
+	_, err := r.Reconcile(context.Background(), parent, env)
 	fmt.Println(koperrors.KindOf(err), err)
 	// Output:
 	// applied ConfigMap default/web-settings map[color:blue]

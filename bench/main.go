@@ -63,6 +63,8 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
+	"github.com/kopgo/kopgo/internal/childindex"
+	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/testkit"
@@ -177,7 +179,7 @@ func variants() []variant {
 				// it would here but for wrapKopgo's wrapper, which hides the
 				// Syncer: without the index, Sync lists its children by label,
 				// scanning the namespace.
-				if err := s.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
+				if err := childindex.Add(context.Background(), mgr.GetFieldIndexer(), s.ChildKinds()); err != nil {
 					return err
 				}
 				// Sync records events: with Setup, the recorder is the
@@ -209,8 +211,7 @@ func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconcile
 	}
 	env := &reconciler.Env{Client: client.WithFieldOwner(mgr.GetClient(), fieldOwner), Reader: mgr.GetAPIReader(),
 		Scheme: mgr.GetScheme(), Applier: applier}
-	a, _, err := reconciler.NewAdapter(fieldOwner+"-gobench", env, r)
-	return a, err
+	return loop.New(fieldOwner+"-gobench", env, r, loop.Options{})
 }
 
 // wrap counts a controller-runtime reconciler's calls.
@@ -225,7 +226,7 @@ func (a *activity) wrap(r reconcile.Reconciler) reconcile.Reconciler {
 // wrapKopgo counts a kopgo reconciler's calls (the framework's status write
 // follows each; waitQuiet's idle window covers it).
 func wrapKopgo[T client.Object](a *activity, r reconciler.Reconciler[T]) reconciler.Reconciler[T] {
-	return reconciler.Func[T](func(ctx context.Context, obj T, env *reconciler.Env) error {
+	return reconciler.Func[T](func(ctx context.Context, obj T, env *reconciler.Env) (reconciler.Action, error) {
 		a.begin(obj.GetName())
 		defer a.end()
 		return r.Reconcile(ctx, obj, env)

@@ -267,17 +267,17 @@ func setupPlain(mgr ctrl.Manager, name string, r reconcile.Reconciler) error {
 // widgetReconciler applies a Widget's children.
 type widgetReconciler struct{}
 
-func (widgetReconciler) Reconcile(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+func (widgetReconciler) Reconcile(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 	children, err := childApplyConfigurations(w, env.Scheme)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 	for _, child := range children {
 		if _, err := env.Applier.Apply(ctx, child); err != nil {
-			return err
+			return reconciler.Done(), err
 		}
 	}
-	return nil
+	return reconciler.Done(), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -285,8 +285,8 @@ func (widgetReconciler) Reconcile(ctx context.Context, w *widget.Widget, env *re
 
 func syncReconciler() *reconciler.Syncer[*widget.Widget] {
 	return reconciler.Sync([]client.Object{&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}},
-		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
-			return childObjects(w), nil
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			return childObjects(w), reconciler.Done(), nil
 		})
 }
 

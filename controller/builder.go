@@ -1,32 +1,26 @@
 package controller
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"reflect"
-	"strconv"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
-	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/loop"
+	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
@@ -62,7 +56,7 @@ type Builder[T client.Object] struct {
 	fieldOwner  string
 	recorder    observability.Recorder
 	ownRecorder *observability.EventRecorder // made by setup when recorder is nil
-	rOptions    []reconciler.Option
+	loop        loop.Options
 }
 
 // defaultConcurrency is the default of [Builder.Concurrency] (why 4: see there).
@@ -190,9 +184,11 @@ func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 // the Builder has no method for (a rate limiter, a reconciliation timeout
 // guardrail, a log constructor, priority queues). Fields left zero keep the
 // Builder's choices: MaxConcurrentReconciles from [Builder.Concurrency],
-// and RateLimiter from reconciler.NewAdapter, whose schedule the
-// Adapter relies on for the delays a reconciler asks for and for a quick
-// recovery after an API-server outage: replace it only knowing that.
+// and RateLimiter from kopgo's loop, whose schedule the loop relies on for
+// the delays a reconciler asks for and for a quick recovery after an
+// API-server outage: replace it only knowing that. A NewQueue of your own
+// is wrapped, not replaced: the loop keeps a handle on the queue to
+// requeue Stalled objects.
 func (b *Builder[T]) ControllerOptions(o crcontroller.Options) *Builder[T] {
 	b.ctrlOptions = o
 	return b
@@ -208,15 +204,48 @@ func (b *Builder[T]) Predicates(p ...predicate.Predicate) *Builder[T] {
 	return b
 }
 
-// ReconcilerOptions passes options to the Adapter that runs the reconciler
-// (reconciler.NewAdapter): a deadline for each reconcile
-// (reconciler.WithTimeout; a short window after it remains to record the
-// failure in status), tracing (reconciler.WithTracerProvider), the
-// finalizer's name (reconciler.WithFinalizerName; default
-// "kopgo.dev/<controller name>"). The drain window the Builder derives
-// from [Builder.GracefulShutdown] is applied first, so these win.
-func (b *Builder[T]) ReconcilerOptions(opts ...reconciler.Option) *Builder[T] {
-	b.rOptions = append(b.rOptions, opts...)
+// ReconcileTimeout sets the deadline of one call to Reconcile or Cleanup
+// (default: none). A reconcile past it fails with an error of Kind
+// Timeout, which the status write after it still records (see
+// [Builder.StatusTimeout]); a call that ignores its cancellation is left
+// running one second later, its worker freed and its object not
+// reconciled again until it returns.
+func (b *Builder[T]) ReconcileTimeout(d time.Duration) *Builder[T] {
+	if d < 0 {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: reconcile timeout %s: must not be negative", b.name, d))
+	}
+	b.loop.Timeout = d
+	return b
+}
+
+// StatusTimeout sets the deadline of the status write that records a
+// reconcile's outcome (default 5s). It starts when the reconcile returns,
+// so even a reconcile that ran out of its own time gets its failure into
+// status.
+func (b *Builder[T]) StatusTimeout(d time.Duration) *Builder[T] { b.loop.StatusTimeout = d; return b }
+
+// FinalizerName sets the finalizer of the reconciler's Cleanup hook
+// (reconciler.Finalizer). Default "kopgo.dev/<controller name>".
+func (b *Builder[T]) FinalizerName(name string) *Builder[T] { b.loop.FinalizerName = name; return b }
+
+// StalledRetry sets how long a Stalled object (a terminal failure) waits
+// before it is reconciled again although nothing changed (default 10
+// minutes): a terminal verdict is a claim about the spec, and one made by
+// mistake, such as a 422 from a server still starting, must not last
+// forever. A requeue the reconciler returned with the failure wins.
+func (b *Builder[T]) StalledRetry(d time.Duration) *Builder[T] {
+	if d < 0 {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: stalled retry %s: must not be negative", b.name, d))
+	}
+	b.loop.StalledRetry = d
+	return b
+}
+
+// TracerProvider traces every reconcile as a span (with child spans for
+// applies, status writes, finalizers and gc) from tp. Default: no
+// tracing, at no cost.
+func (b *Builder[T]) TracerProvider(tp trace.TracerProvider) *Builder[T] {
+	b.loop.Tracer = telemetry.Tracer(tp)
 	return b
 }
 
@@ -280,271 +309,4 @@ func (b *Builder[T]) err() error {
 		return nil
 	}
 	return koperrors.WrapKind(koperrors.Config, errors.Join(b.errs...), "build controller", kopmeta.ObjectRef{})
-}
-
-// Setup adds the controller to an existing manager.
-func (b *Builder[T]) Setup(mgr manager.Manager) error {
-	return b.setup(mgr, false)
-}
-
-func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
-	if b.watcher != nil && !ownManager {
-		b.errs = append(b.errs, fmt.Errorf("controller %q: WatcherConfig needs Run; configure the manager's cache yourself with Setup", b.name))
-	}
-	if err := b.err(); err != nil {
-		return err
-	}
-	recorder := b.recorder
-	if recorder == nil {
-		// Writes through the manager's client; flushed when the manager
-		// stops (and by Run once it has stopped).
-		r, err := observability.NewRecorder(mgr, b.name)
-		if err != nil {
-			return koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
-		}
-		recorder, b.ownRecorder = r, r
-	}
-	metrics, err := observability.Default()
-	if err != nil {
-		return err
-	}
-	owns, err := b.ownedKinds(mgr.GetScheme())
-	if err != nil {
-		return err
-	}
-	if ix, ok := b.r.(childIndexer); ok {
-		if err := ix.IndexChildren(context.Background(), mgr.GetFieldIndexer()); err != nil {
-			return err
-		}
-	}
-	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-	declared, err := declaredKinds(mgr.GetScheme(), append(append([]client.Object{proto}, owns...), b.watchedKinds()...))
-	if err != nil {
-		return err
-	}
-	// The Applier reads only the kinds the controller watches from the
-	// cache (see declaredOnly), shares the manager's HTTP client and REST
-	// mapper, and counts its outcomes under the controller's name.
-	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner, apply.WithCluster(mgr),
-		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
-	if err != nil {
-		return err
-	}
-	env := &reconciler.Env{
-		Client: client.WithFieldOwner(mgr.GetClient(), b.fieldOwner), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		Scheme: mgr.GetScheme(), Applier: applier,
-	}
-	var opts []reconciler.Option
-	if grace := b.grace(ownManager); grace > 0 {
-		opts = append(opts, reconciler.WithDrain(drainWindow(grace)))
-	}
-	adapter, limiter, err := reconciler.NewAdapter(b.name, env, b.r, append(opts, b.rOptions...)...)
-	if err != nil {
-		return err
-	}
-	var forOpts []builder.ForOption
-	if b.selector != nil {
-		sel := b.selector
-		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return sel.Matches(labels.Set(o.GetLabels()))
-		})))
-	}
-	if b.predicates == nil {
-		forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
-	} else if len(b.predicates) > 0 {
-		forOpts = append(forOpts, builder.WithPredicates(b.predicates...))
-	}
-	copts := b.ctrlOptions
-	if copts.MaxConcurrentReconciles == 0 {
-		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
-	}
-	if copts.RateLimiter == nil {
-		copts.RateLimiter = limiter
-	}
-	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).WithOptions(copts)
-	for _, o := range owns {
-		bld = bld.Owns(o)
-	}
-	for _, w := range b.watches {
-		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))
-	}
-	for _, f := range b.raw {
-		f(bld)
-	}
-	return bld.Complete(adapter)
-}
-
-// Run builds a manager (from Config, or the kubeconfig or in-cluster
-// configuration), adds the controller and blocks until ctx ends and
-// shutdown finishes.
-func (b *Builder[T]) Run(ctx context.Context) error {
-	if err := b.err(); err != nil {
-		return err
-	}
-	cfg := b.config
-	if cfg == nil {
-		var err error
-		if cfg, err = ctrl.GetConfig(); err != nil {
-			return koperrors.WrapKind(koperrors.Config, err, "load kubeconfig", kopmeta.ObjectRef{})
-		}
-	}
-	scheme := b.scheme
-	if scheme == nil {
-		scheme = clientgoscheme.Scheme
-	}
-	opts := manager.Options{
-		Scheme: scheme,
-		Metrics: metricsserver.Options{
-			BindAddress: addr(b.metricsPort), SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization,
-		},
-		LeaderElection:                b.leaderName != "",
-		LeaderElectionNamespace:       b.leaderNamespace,
-		LeaderElectionID:              b.leaderName,
-		LeaderElectionReleaseOnCancel: true,
-	}
-	if b.metricsOptions != nil {
-		b.metricsOptions(&opts.Metrics)
-	}
-	grace := b.grace(true)
-	opts.GracefulShutdownTimeout = &grace
-	if b.lease > 0 {
-		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &b.lease, &b.renew, &b.retry
-	}
-	if b.selector != nil || b.watcher != nil {
-		var byObject cache.ByObject
-		if b.watcher != nil {
-			byObject = *b.watcher
-		}
-		if b.selector != nil {
-			byObject.Label = b.selector
-		}
-		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-		opts.Cache.ByObject = map[client.Object]cache.ByObject{proto: byObject}
-	}
-	// Cached objects keep only this controller's managedFields entry: what
-	// the Applier needs to prove an apply unchanged after a restart (0
-	// requests), and less heap than everyone's entries.
-	opts.Cache.DefaultTransform = apply.KeepManagedFields(b.fieldOwner)
-	mgr, err := manager.New(cfg, opts)
-	if err != nil {
-		return koperrors.Wrap(err, "create manager", kopmeta.ObjectRef{})
-	}
-	if b.healthPort >= 0 {
-		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: readiness(mgr)}); err != nil {
-			return err
-		}
-	}
-	if err := b.setup(mgr, true); err != nil {
-		return err
-	}
-	err = mgr.Start(ctx)
-	if b.ownRecorder != nil {
-		// Events recorded while the reconciles drained: their counts too,
-		// within 2 s, so that a slow API server cannot hold the exit.
-		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		b.ownRecorder.Shutdown(flushCtx)
-		cancel()
-	}
-	return err
-}
-
-// probeServer serves /healthz and /readyz. It answers 503 Service
-// Unavailable while not ready, as load balancers and Kubernetes expect (the
-// manager's own probe server answers 500), and runs on standby replicas too.
-type probeServer struct {
-	addr  string
-	ready func(*http.Request) error
-}
-
-// NeedLeaderElection reports false: a standby replica is alive and ready.
-func (p *probeServer) NeedLeaderElection() bool { return false }
-
-// Start serves until ctx ends.
-func (p *probeServer) Start(ctx context.Context) error {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if err := p.ready(r); err != nil {
-			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
-			return
-		}
-		_, _ = w.Write([]byte("ok"))
-	})
-	ln, err := net.Listen("tcp", p.addr)
-	if err != nil {
-		return koperrors.WrapKind(koperrors.Config, err, "listen for probes on "+p.addr, kopmeta.ObjectRef{})
-	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		<-ctx.Done()
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
-		return err
-	}
-	return nil
-}
-
-// readiness is ready once the manager's caches synced, and while the API
-// server answers (a controller cut off from it is not doing its job).
-func readiness(mgr manager.Manager) func(*http.Request) error {
-	hc, err := rest.HTTPClientFor(mgr.GetConfig())
-	host := mgr.GetConfig().Host
-	return func(req *http.Request) error {
-		if err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(req.Context(), 2*time.Second)
-		defer cancel()
-		if !mgr.GetCache().WaitForCacheSync(ctx) {
-			return fmt.Errorf("caches not synced")
-		}
-		r, rerr := http.NewRequestWithContext(ctx, http.MethodGet, host+"/readyz", nil)
-		if rerr != nil {
-			return rerr
-		}
-		resp, rerr := hc.Do(r)
-		if rerr != nil {
-			return fmt.Errorf("API server unreachable: %w", rerr)
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("API server not ready: %s", resp.Status)
-		}
-		return nil
-	}
-}
-
-// addr turns a port into a bind address: -1 is off ("0" to
-// controller-runtime), 0 picks a free port.
-func addr(port int) string {
-	if port < 0 {
-		return "0"
-	}
-	return net.JoinHostPort("", strconv.Itoa(port))
-}
-
-// grace is the graceful-shutdown window: as set, or controller-runtime's
-// default when the Builder runs its own manager; 0 for an existing manager
-// whose window the Builder cannot know.
-func (b *Builder[T]) grace(ownManager bool) time.Duration {
-	switch {
-	case b.gracefulShutdown > 0:
-		return b.gracefulShutdown
-	case ownManager:
-		return defaultGracefulShutdown
-	}
-	return 0
-}
-
-// drainWindow is how long in-flight reconciles keep their context within a
-// graceful-shutdown window of grace: all but the last 5 s (or its second
-// half, if shorter than 10 s), which remain for recording outcomes.
-func drainWindow(grace time.Duration) time.Duration {
-	if grace >= 10*time.Second {
-		return grace - 5*time.Second
-	}
-	return grace / 2
 }

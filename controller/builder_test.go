@@ -94,16 +94,16 @@ func run[T client.Object](t *testing.T, b *kopcontroller.Builder[T]) (cancel fun
 
 // childMaker reconciles a Widget by making a ConfigMap it controls.
 func childMaker(reconciles *atomic.Int32) reconciler.Func[*widget.Widget] {
-	return func(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+	return func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		reconciles.Add(1)
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-child"}}
 		if err := owners.SetController(w, cm, env.Scheme); err != nil {
-			return err
+			return reconciler.Done(), err
 		}
 		if err := env.Client.Create(ctx, cm); err != nil && koperrors.KindOf(err) != koperrors.AlreadyExists {
-			return err
+			return reconciler.Done(), err
 		}
-		return nil
+		return reconciler.Done(), nil
 	}
 }
 
@@ -117,7 +117,7 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		LabelSelector("team=a").
 		Owns(&corev1.ConfigMap{}).
 		Concurrency(2).
-		ReconcilerOptions(reconciler.WithTimeout(10*time.Second)).
+		ReconcileTimeout(10*time.Second).
 		GracefulShutdown(5*time.Second).
 		Recorder(&observability.FakeRecorder{}))
 

@@ -14,7 +14,7 @@
 //		MetricsPort(8080).
 //		LeaderElection("webapp-system", "webapp-leader").
 //		GracefulShutdown(30 * time.Second).
-//		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
+//		ReconcileTimeout(time.Minute).
 //		Concurrency(4).
 //		Owns(&appsv1.Deployment{}).
 //		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/webapp")).
@@ -34,13 +34,32 @@
 //     the grace period (30 s by default) minus a few seconds kept to record
 //     their outcome; one cut short writes nothing into status. Run returns
 //     nil.
-//   - Retries: failures back off per object (5 ms doubling to 5 minutes);
-//     failures because the API server is away back off at most 3 s, so
-//     recovery after an outage takes seconds. See the rate limiter of
-//     reconciler.NewAdapter; [Builder.ControllerOptions] replaces it.
+//   - Retries: failures back off per object (5 ms doubling to 5 minutes,
+//     under a token bucket of 10 per second, bursts of 100: controller-
+//     runtime's schedule); failures because the API server is away back
+//     off at most 3 s, so recovery after an outage takes seconds; a delay a
+//     reconciler returns with its failure, or its ErrorPolicy's, is used as
+//     it is. A Stalled object (a terminal failure) is not retried with
+//     backoff: it is reconciled again when it changes, when the reconciler
+//     asked for a requeue, and after [Builder.StalledRetry] (10 minutes)
+//     anyway. [Builder.ControllerOptions] can replace the rate limiter,
+//     losing those rules.
 //   - Concurrency: 4 objects at once ([Builder.Concurrency]); a reconcile
-//     that ignores its context past its deadline (reconciler.WithTimeout,
-//     through [Builder.ReconcilerOptions]) frees its worker.
+//     that ignores its context past its deadline
+//     ([Builder.ReconcileTimeout]) frees its worker.
+//   - Deletions: a reconciler with a Cleanup hook (reconciler.Finalizer)
+//     gets the Builder's finalizer ([Builder.FinalizerName]), and an object
+//     the API server deleted past that finalizer (kubernetes#77988) still
+//     gets its Cleanup, with its last known state, from the delete event.
+//
+// # Running in your own manager
+//
+// [Builder.Setup] adds the controller to a manager you made (a kubebuilder
+// project's main.go): the same loop, rate limiter, watches and Env, without
+// the probes, metrics server and leader election, which are the manager's.
+// It is the one way to run a reconciler.Reconciler in controller-runtime;
+// [Builder.WithWatches] reaches controller-runtime's builder for what the
+// Builder does not offer.
 //
 // # What triggers a reconcile
 //
@@ -56,8 +75,10 @@
 // Predicates() with no argument drops it, for a reconciler that must react
 // to status written by someone else.
 //
-// A reconciler.Syncer's child kinds are watched as if given to
-// [Builder.Owns]. The Applier in the reconciler's Env reads from the cache
+// The child kinds of a reconciler that implements reconciler.Owner (a
+// reconciler.Syncer does) are watched as if given to [Builder.Owns], and
+// indexed by controller so that Sync reads a parent's children, not the
+// namespace. The Applier in the reconciler's Env reads from the cache
 // only the kinds watched here (the primary kind, Owns, Watch, the Syncer's
 // child kinds); it applies other kinds without reading, so a controller
 // needs no list or watch permission on kinds it only writes.

@@ -19,9 +19,9 @@ import (
 // metrics, leader election, graceful shutdown, a timeout, concurrency and
 // watches. It runs against the cluster in KUBECONFIG until SIGTERM.
 func ExampleBuilder_Run() {
-	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		env.Recorder.Normal(w, nil, "Seen", "Reconcile", fmt.Sprintf("size %d", w.Spec.Size))
-		return nil
+		return reconciler.Done(), nil
 	})
 	if _, err := ctrl.GetConfig(); err != nil {
 		fmt.Println("no cluster:", err)
@@ -33,7 +33,7 @@ func ExampleBuilder_Run() {
 		MetricsPort(8080).
 		LeaderElection("default", "widgets-leader").
 		GracefulShutdown(30*time.Second).
-		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
+		ReconcileTimeout(time.Minute).
 		Concurrency(4).
 		Owns(&appsv1.Deployment{}).
 		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/widget")).

@@ -13,17 +13,8 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/reconciler"
 )
-
-// childKinds is what a reconciler that knows its children's kinds
-// (reconciler.Syncer) tells the Builder.
-type childKinds interface{ ChildKinds() []client.Object }
-
-// childIndexer is a reconciler that finds its children through a cache
-// index (reconciler.Syncer).
-type childIndexer interface {
-	IndexChildren(ctx context.Context, indexer client.FieldIndexer) error
-}
 
 // ownedKinds returns the kinds to watch with Owns: those given to Owns,
 // then the reconciler's own child kinds not already among them, so that a
@@ -31,7 +22,7 @@ type childIndexer interface {
 // them.
 func (b *Builder[T]) ownedKinds(scheme *runtime.Scheme) ([]client.Object, error) {
 	owns := b.owns
-	ck, ok := b.r.(childKinds)
+	ck, ok := b.r.(reconciler.Owner)
 	if !ok {
 		return owns, nil
 	}

@@ -127,9 +127,9 @@ func TestPersistentAlreadyExistsBacksOffAndShows(t *testing.T) {
 		t.Fatal(err)
 	}
 	var calls atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}})
+		return reconciler.Done(), env.Client.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}})
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-exists", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
@@ -155,9 +155,9 @@ func TestPersistentAlreadyExistsBacksOffAndShows(t *testing.T) {
 func TestPersistentConflictBacksOffAndShows(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var calls atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("the object has been modified"))
+		return reconciler.Done(), apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, "web", errors.New("the object has been modified"))
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-conflict", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
@@ -179,7 +179,9 @@ func TestFailedStatusWriteIsRetried(t *testing.T) {
 		return req.Method == http.MethodPatch && strings.HasSuffix(req.URL.Path, "/status") &&
 			strings.Contains(req.URL.Path, "/namespaces/"+ns+"/") && failed.CompareAndSwap(false, true)
 	}}
-	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error { return nil })
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+		return reconciler.Done(), nil
+	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-status", r).
 		Config(faultyConfig(f)).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "w", ns)
@@ -194,9 +196,9 @@ func TestFailedStatusWriteIsRetried(t *testing.T) {
 func TestKindWithoutGenerationSeesDataChanges(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var seen sync.Map
-	r := reconciler.Func[*corev1.ConfigMap](func(_ context.Context, cm *corev1.ConfigMap, _ *reconciler.Env) error {
+	r := reconciler.Func[*corev1.ConfigMap](func(_ context.Context, cm *corev1.ConfigMap, _ *reconciler.Env) (reconciler.Action, error) {
 		seen.Store(cm.Data["v"], true)
-		return nil
+		return reconciler.Done(), nil
 	})
 	run(t, kopcontroller.New[*corev1.ConfigMap]("loop-configmaps", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
@@ -231,15 +233,18 @@ func TestControllerRuntimeCountersAgree(t *testing.T) {
 		"terminal": koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: too big")),
 		"conflict": apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")),
 		"panics":   nil,
-		"requeue":  koperrors.RequeueAfter(nil, 200*time.Millisecond),
+		"requeue":  nil,
 	}
 	var calls atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		if w.Name == "panics" {
+		switch w.Name {
+		case "panics":
 			panic("boom")
+		case "requeue":
+			return reconciler.RequeueAfter(200 * time.Millisecond), nil
 		}
-		return outcomes[w.Name]
+		return reconciler.Done(), outcomes[w.Name]
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -302,15 +307,15 @@ func TestShutdownDrainsInFlightReconciles(t *testing.T) {
 		return 0
 	}}
 	var started atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		started.Add(1)
 		for i := range 3 {
 			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: fmt.Sprintf("%s-%d", w.Name, i)}}
 			if err := env.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
+				return reconciler.Done(), err
 			}
 		}
-		return nil
+		return reconciler.Done(), nil
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -371,7 +376,7 @@ func TestHungReconcileDoesNotStopOthers(t *testing.T) {
 	ns := cluster.Namespace(t)
 	release := make(chan struct{})
 	var hung, hungPeak atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		if w.Name == "hung" {
 			n := hung.Add(1)
 			if n > hungPeak.Load() {
@@ -380,14 +385,14 @@ func TestHungReconcileDoesNotStopOthers(t *testing.T) {
 			<-release // ignores its context
 			hung.Add(-1)
 		}
-		return nil
+		return reconciler.Done(), nil
 	})
 	// Registered before run's cleanup, so it runs after: the controller
 	// stops first, then the hung call returns.
 	t.Cleanup(func() { close(release) })
 	run(t, kopcontroller.New[*widget.Widget]("loop-hung", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).
-		Concurrency(1).ReconcilerOptions(reconciler.WithTimeout(500*time.Millisecond)).GracefulShutdown(2*time.Second))
+		Concurrency(1).ReconcileTimeout(500*time.Millisecond).GracefulShutdown(2*time.Second))
 	h := createWidget(t, ns, "hung", ns)
 	eventually(t, 20*time.Second, "the hung reconcile started", func() error { return atLeast(&hung, 1) })
 	var others []*widget.Widget
@@ -413,14 +418,14 @@ func TestRecoveryAfterOutageIsPrompt(t *testing.T) {
 	}
 	ns := cluster.Namespace(t)
 	var lastSuccess atomic.Int64 // unix nanos
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		// Every pass writes, so it fails while the server is away.
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name}}
 		if err := env.Client.Create(ctx, cm); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+			return reconciler.Done(), err
 		}
 		lastSuccess.Store(time.Now().UnixNano())
-		return koperrors.RequeueAfter(nil, 500*time.Millisecond) // poll
+		return reconciler.RequeueAfter(500 * time.Millisecond), nil // poll
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-outage", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
@@ -460,9 +465,9 @@ func TestRecoveryAfterOutageIsPrompt(t *testing.T) {
 func TestPredicatesReplaceTheStatusOnlyFilter(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var calls atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return nil
+		return reconciler.Done(), nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-predicates", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).Predicates())
@@ -495,9 +500,9 @@ func TestApplierLeavesUnwatchedKindsOutOfTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		_, err := env.Applier.Apply(ctx, corev1ac.ConfigMap(w.Name, w.Namespace).WithData(map[string]string{"size": "1"}))
-		return err
+		return reconciler.Done(), err
 	})
 	run(t, kopcontroller.New[*widget.Widget]("loop-applier", r).
 		Config(cfg).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
@@ -532,8 +537,12 @@ func grant(t *testing.T, user string, rules []rbacv1.PolicyRule) {
 // withCleanup implements the Finalizer hook.
 type withCleanup struct{}
 
-func (withCleanup) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error { return nil }
-func (withCleanup) Cleanup(context.Context, *widget.Widget, *reconciler.Env) error   { return nil }
+func (withCleanup) Reconcile(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), nil
+}
+func (withCleanup) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), nil
+}
 
 // ReconcilerOptions reach the Adapter: the finalizer carries the user's
 // domain, not kopgo's.
@@ -541,7 +550,7 @@ func TestReconcilerOptionsSetTheFinalizerName(t *testing.T) {
 	ns := cluster.Namespace(t)
 	run(t, kopcontroller.New[*widget.Widget]("loop-finalizer", withCleanup{}).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns).
-		ReconcilerOptions(reconciler.WithFinalizerName("widgets.example.com/cleanup")))
+		FinalizerName("widgets.example.com/cleanup"))
 	w := createWidget(t, ns, "w", ns)
 	eventually(t, 20*time.Second, "the user's finalizer", func() error {
 		if f := getWidget(t, w).Finalizers; len(f) != 1 || f[0] != "widgets.example.com/cleanup" {
@@ -567,7 +576,7 @@ func TestReconcilerOptionsSetTheFinalizerName(t *testing.T) {
 func TestRestartOverConvergedParentsWritesNothing(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var reconciled sync.Map
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
 		children := []any{
 			corev1ac.ConfigMap(w.Name, w.Namespace).WithData(map[string]string{"size": fmt.Sprint(w.Spec.Size)}),
 			corev1ac.Secret(w.Name, w.Namespace).WithStringData(map[string]string{"token": "t"}).WithType(corev1.SecretTypeOpaque),
@@ -577,11 +586,11 @@ func TestRestartOverConvergedParentsWritesNothing(t *testing.T) {
 		}
 		for _, c := range children {
 			if _, err := env.Applier.Apply(ctx, c); err != nil {
-				return err
+				return reconciler.Done(), err
 			}
 		}
 		reconciled.Store(w.Name, true)
-		return nil
+		return reconciler.Done(), nil
 	})
 	start := func(name string) (stop func(), writes *atomic.Int32) {
 		writes = &atomic.Int32{}
@@ -639,8 +648,8 @@ func TestRestartOverConvergedParentsWritesNothing(t *testing.T) {
 func TestSyncChildKindsAreWatched(t *testing.T) {
 	ns := cluster.Namespace(t)
 	sync := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
-		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
-			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-child"}, Data: map[string]string{"a": "b"}}}, nil
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-child"}, Data: map[string]string{"a": "b"}}}, reconciler.Done(), nil
 		})
 	run(t, kopcontroller.New[*widget.Widget]("loop-sync-owns", sync).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))

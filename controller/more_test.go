@@ -35,11 +35,11 @@ func TestWatchAndWithWatches(t *testing.T) {
 	const label = "example.com/widget"
 	var byName atomic.Int32
 	var rawHits atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		if w.Name == "target" {
 			byName.Add(1)
 		}
-		return nil
+		return reconciler.Done(), nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-watch", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
@@ -75,7 +75,7 @@ func TestWatchAndWithWatches(t *testing.T) {
 func TestConcurrency(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var inside, peak atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		n := inside.Add(1)
 		for {
 			p := peak.Load()
@@ -85,7 +85,7 @@ func TestConcurrency(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 		inside.Add(-1)
-		return nil
+		return reconciler.Done(), nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-concurrency", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
@@ -104,11 +104,11 @@ func TestConcurrency(t *testing.T) {
 func TestGracefulShutdownLetsInFlightWorkFinish(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var started, finished atomic.Int32
-	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		started.Add(1)
 		time.Sleep(time.Second) // work that does not watch its context
 		finished.Add(1)
-		return nil
+		return reconciler.Done(), nil
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -147,13 +147,13 @@ func atLeast(v *atomic.Int32, n int32) error {
 // A reconcile timeout cuts a slow reconcile; Ready=False says why.
 func TestReconcileTimeout(t *testing.T) {
 	ns := cluster.Namespace(t)
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		<-ctx.Done()
-		return ctx.Err()
+		return reconciler.Done(), ctx.Err()
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-timeout", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
-		LabelSelector("timeout="+ns).ReconcilerOptions(reconciler.WithTimeout(300*time.Millisecond)))
+		LabelSelector("timeout="+ns).ReconcileTimeout(300*time.Millisecond))
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "slow", Labels: map[string]string{"timeout": ns}}}
 	if err := cluster.Client().Create(t.Context(), w); err != nil {
 		t.Fatal(err)
@@ -174,9 +174,9 @@ func TestReconcileTimeout(t *testing.T) {
 func TestWatcherConfig(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var seen sync.Map
-	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		seen.Store(w.Name, true)
-		return nil
+		return reconciler.Done(), nil
 	})
 	run(t, kopcontroller.New[*widget.Widget]("widgets-watcher", r).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).
@@ -247,9 +247,9 @@ func TestStatusOnlyUpdatesDoNotReconcile(t *testing.T) {
 	ns := cluster.Namespace(t)
 	var reconciles atomic.Int32
 	run(t, kopcontroller.New[*widget.Widget]("widgets-status-only", reconciler.Func[*widget.Widget](
-		func(context.Context, *widget.Widget, *reconciler.Env) error {
+		func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 			reconciles.Add(1)
-			return nil
+			return reconciler.Done(), nil
 		})).Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("status-only="+ns))
 
 	c := cluster.Client()

@@ -43,3 +43,14 @@ func ignoreStatusOnly() predicate.Predicate {
 			!equality.Semantic.DeepEqual(o.GetOwnerReferences(), n.GetOwnerReferences())
 	}}
 }
+
+// deletesOnly keeps delete events only: the loop's delete handler (which
+// catches objects deleted before their cleanup ran) needs nothing else.
+func deletesOnly() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+	}
+}

@@ -80,9 +80,8 @@ var classifiers = []classifier{
 // the package documentation (section Kinds), or else [Internal].
 // KindOf(nil) is Internal; test for nil first.
 //
-// Markers ([Terminal], [RequeueAfter]) are transparent: KindOf reports the
-// Kind of what they mark, and the Kind of a plain requeue (no cause) is
-// Internal.
+// The [Terminal] marker is transparent: KindOf reports the Kind of what it
+// marks.
 func KindOf(err error) Kind {
 	if err == nil {
 		return Internal

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -100,15 +99,14 @@ func TestKindOf(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := tt.err(t)
-			// The kind survives wrapping at any depth, Join, kopgo's markers
-			// and Wrap.
+			// The kind survives wrapping at any depth, Join, Terminal and
+			// Wrap.
 			forms := []error{
 				err,
 				wrapN(err, 1),
 				wrapN(err, 3),
 				errors.Join(err),
 				koperrors.Terminal(wrapN(err, 2)),
-				koperrors.RequeueAfter(err, time.Second),
 				koperrors.Wrap(err, "get", kopmeta.ObjectRef{}),
 			}
 			var want, got []koperrors.Kind
@@ -117,7 +115,7 @@ func TestKindOf(t *testing.T) {
 				got = append(got, koperrors.KindOf(f))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("KindOf(%q) in forms bare, %%w×1, %%w×3, Join, Terminal, RequeueAfter, Wrap (-want +got):\n%s", err, diff)
+				t.Errorf("KindOf(%q) in forms bare, %%w×1, %%w×3, Join, Terminal, Wrap (-want +got):\n%s", err, diff)
 			}
 		})
 	}

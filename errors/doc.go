@@ -1,7 +1,7 @@
 // Package errors is kopgo's error type: one error that says what went wrong
 // (a [Kind] from a closed set), during which operation, on which object, and
-// why (the cause, through Unwrap). It also carries the two markers the
-// reconcile loop understands, [Terminal] and [RequeueAfter].
+// why (the cause, through Unwrap). It also carries the one marker the
+// reconcile loop understands, [Terminal].
 //
 // Import it as koperrors; kopgo's own code does:
 //
@@ -70,21 +70,23 @@
 //
 //	if err := c.Get(ctx, key, &cm); koperrors.KindOf(err) == koperrors.NotFound { ... }
 //
-// # Markers for the reconcile loop
+// # Failures, verdicts and schedules
 //
-// [Terminal] says that retrying cannot help: the loop stops retrying the
-// object until it changes and reports Stalled=True. [RequeueAfter] sets the
-// next attempt's delay; with a nil cause it is a plain "come back later"
-// that is neither logged nor counted as an error ([Failed] is false). Both
-// keep the cause reachable and leave the message alone, so KindOf,
-// errors.Is and errors.As work on a marked error as on the cause. A reconcile
-// loop tells the outcomes apart in this order:
+// An error is always a failure. When to come back is not an error: a
+// reconciler returns it as a value beside the error (reconciler.Action in
+// kopgo's loop, ctrl.Result in a plain controller-runtime reconciler), so
+// a schedule-driven controller says "requeue after 1h" without failing.
 //
-//	err == nil                                  success
-//	!koperrors.Failed(err)                      requeue after RequeueAfterOf(err), no error
-//	koperrors.IsTerminal(err)                   log, set Stalled, do not retry
+// [Terminal] marks a verdict about the spec that retrying cannot change:
+// the loop reports the object Stalled=True and stops retrying it with
+// backoff. [IsTerminal] recognises the marker and the API server's own
+// verdicts about a request's content (a 422 naming fields, a 400). It keeps
+// the cause reachable and leaves the message alone, so KindOf, errors.Is and
+// errors.As work on a marked error as on the cause. A reconcile loop tells
+// the failures apart in this order:
+//
+//	koperrors.IsTerminal(err)                   log, set Stalled, retry only on change (or after a long interval)
 //	koperrors.KindOf(err) == koperrors.Conflict requeue at once, quietly
-//	RequeueAfterOf(err) is set                  log, retry after the delay
 //	otherwise                                   log, retry with backoff
 //
 // For example:
@@ -92,5 +94,4 @@
 //	if spec.Port > 65535 {
 //		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.port %d: must be at most 65535", spec.Port))
 //	}
-//	return koperrors.RequeueAfter(nil, 30*time.Second)
 package errors

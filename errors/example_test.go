@@ -3,7 +3,6 @@ package errors_test
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,19 +48,6 @@ func ExampleTerminal() {
 	// true Invalid
 }
 
-func ExampleRequeueAfter() {
-	later := koperrors.RequeueAfter(nil, 30*time.Second)
-	d, ok := koperrors.RequeueAfterOf(later)
-	fmt.Println(later, d, ok, koperrors.Failed(later))
-
-	failed := koperrors.RequeueAfter(fmt.Errorf("backend busy"), time.Minute)
-	d, ok = koperrors.RequeueAfterOf(failed)
-	fmt.Println(failed, d, ok, koperrors.Failed(failed))
-	// Output:
-	// requeue after 30s 30s true false
-	// backend busy 1m0s true true
-}
-
 func ExampleKinds() {
 	// The kinds behind kopgo_reconcile_errors_total{error_kind}: a closed set.
 	for _, k := range koperrors.Kinds() {
@@ -70,14 +56,4 @@ func ExampleKinds() {
 	fmt.Println()
 	// Output:
 	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config AlreadyExists Expired
-}
-
-func ExampleFailed() {
-	later := koperrors.RequeueAfter(nil, time.Minute)
-	fmt.Println(koperrors.Failed(fmt.Errorf("sync: %w", later)))
-	// A real error joined to a requeue is not dropped.
-	fmt.Println(koperrors.Failed(errors.Join(later, fmt.Errorf("backend down"))))
-	// Output:
-	// false
-	// true
 }

@@ -2,9 +2,8 @@ package errors
 
 import (
 	stderrors "errors"
-	"fmt"
-	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -24,16 +23,19 @@ func (t *terminalError) Is(target error) bool { return stderrors.Is(crTerminal, 
 // crTerminal is controller-runtime's terminal marker, for comparisons.
 var crTerminal = reconcile.TerminalError(nil)
 
-// Terminal marks err as terminal: the reconcile loop stops retrying the object
-// (until it changes) and sets its Stalled condition to True with err's
-// message. The cause stays reachable through Is, As and [KindOf], and the
-// message is the cause's. Terminal(nil) is nil.
+// Terminal marks err as terminal: a verdict about the object's spec, which
+// retrying the same work cannot change. The reconcile loop reports the
+// object Stalled=True with err's message and stops retrying it with
+// backoff (it looks again when the object changes, and after a long
+// interval anyway). The cause stays reachable through Is, As and
+// [KindOf], and the message is the cause's. Terminal(nil) is nil.
 //
-// It is also controller-runtime's terminal error: a plain controller-runtime
-// reconciler that returns it is not retried either (controller-runtime logs
-// it and counts it in controller_runtime_terminal_reconcile_errors_total),
-// and [IsTerminal] recognises reconcile.TerminalError as well, so
-// status.SetError reports either as Stalled.
+// It is also controller-runtime's terminal error: a plain
+// controller-runtime reconciler that returns it is not retried either
+// (controller-runtime logs it and counts it in
+// controller_runtime_terminal_reconcile_errors_total), and [IsTerminal]
+// recognises reconcile.TerminalError as well, so status.SetError reports
+// either as Stalled.
 //
 // This makes the errors package import controller-runtime's small reconcile
 // package, beyond the client that leaf packages may use: one marker that
@@ -45,98 +47,43 @@ func Terminal(err error) error {
 	return &terminalError{err: err}
 }
 
-// IsTerminal reports whether err, or an error it wraps, was marked [Terminal]
-// or is controller-runtime's reconcile.TerminalError. Terminal wins over
-// [RequeueAfter] when an error carries both.
+// IsTerminal reports whether err is a verdict about the spec that retrying
+// cannot change:
+//
+//   - err, or an error it wraps, was marked [Terminal] (or is
+//     controller-runtime's reconcile.TerminalError);
+//   - the API server rejected the request for its content: a 422 Invalid
+//     that names at least one field among its causes (a child the spec
+//     asked for is invalid), or a 400 BadRequest (a body the server cannot
+//     even decode, such as a value with control characters).
+//
+// A 422 without any field cause is not about the spec (an admission
+// plug-in or the server itself failed), so it is retried like any other
+// failure. The server's verdicts can still be wrong for a while (after an
+// outage, a Service's cluster IP allocation fails with a field cause on
+// spec.clusterIPs until the allocator is back): the reconcile loop
+// therefore retries Stalled objects on a long interval too.
 func IsTerminal(err error) bool {
-	return stderrors.Is(err, crTerminal) // kopgo's terminalError.Is says yes too
-}
-
-// requeueError asks for the object to be reconciled again after a delay.
-type requeueError struct {
-	err   error // nil: a plain requeue, nothing failed
-	after time.Duration
-}
-
-func (r *requeueError) Error() string {
-	if r.err == nil {
-		return fmt.Sprintf("requeue after %s", r.after)
-	}
-	return r.err.Error()
-}
-
-func (r *requeueError) Unwrap() error { return r.err }
-
-// RequeueAfter asks the reconcile loop to try the object again after d
-// instead of after its exponential backoff. The error's message is err's.
-//
-// With a nil err it is a plain request to come back later: nothing failed,
-// and the reconcile loop neither logs it nor counts it as an error (see
-// [Failed]). Its message is "requeue after 30s". A d of zero or less
-// then asks for the next attempt as soon as the rate limiter allows.
-//
-// With a non-nil err and a d of zero or less it returns err unchanged: there
-// is no delay to carry, and the default backoff applies.
-func RequeueAfter(err error, d time.Duration) error {
-	if d <= 0 {
-		if err != nil {
-			return err
-		}
-		d = 0
-	}
-	return &requeueError{err: err, after: d}
-}
-
-// RequeueAfterOf returns the delay that [RequeueAfter] asked for somewhere in
-// err's tree, and whether it did. When several markers are joined, it returns
-// the shortest delay: the earliest anyone asked to come back.
-func RequeueAfterOf(err error) (time.Duration, bool) {
-	var (
-		shortest time.Duration
-		found    bool
-	)
-	inChain(func(err error) bool {
-		if r, ok := err.(*requeueError); ok && (!found || r.after < shortest) { //nolint:errorlint // inChain walks the tree
-			shortest, found = r.after, true
-		}
-		return false // visit every error
-	})(err)
-	return shortest, found
-}
-
-// Failed reports whether err reports a failure: it is not nil, and not only
-// a request to come back later. An error is only such a request when every
-// branch of its tree ends in a [RequeueAfter] with a nil cause and none is
-// [Terminal]. Wrapping adds context, not failure, so
-// fmt.Errorf("sync: %w", RequeueAfter(nil, d)) has not failed, while
-// Join(RequeueAfter(nil, d), err) has: the error is not dropped.
-func Failed(err error) bool {
-	return err != nil && !requeueOnly(err)
-}
-
-// requeueOnly is the tree walk behind [Failed].
-func requeueOnly(err error) bool {
-	switch e := err.(type) { //nolint:errorlint // the tree is walked by hand
-	case nil:
+	if err == nil {
 		return false
-	case *requeueError:
-		return e.err == nil
-	case *terminalError:
+	}
+	if stderrors.Is(err, crTerminal) { // kopgo's terminalError.Is says yes too
+		return true
+	}
+	if apierrors.IsBadRequest(err) {
+		return true
+	}
+	if !apierrors.IsInvalid(err) {
 		return false
-	case interface{ Unwrap() []error }:
-		n := 0
-		for _, err := range e.Unwrap() {
-			if err == nil {
-				continue
-			}
-			if !requeueOnly(err) {
-				return false
-			}
-			n++
+	}
+	var se apierrors.APIStatus
+	if !stderrors.As(err, &se) || se.Status().Details == nil {
+		return false
+	}
+	for _, c := range se.Status().Details.Causes {
+		if c.Field != "" {
+			return true
 		}
-		return n > 0
-	case interface{ Unwrap() error }:
-		return requeueOnly(e.Unwrap())
 	}
 	return false
 }

@@ -26,7 +26,6 @@ func TestTerminalInteroperatesWithControllerRuntime(t *testing.T) {
 		{"wrapped controller-runtime TerminalError", fmt.Errorf("sync: %w", reconcile.TerminalError(cause)), true, true},
 		{"joined", stderrors.Join(cause, koperrors.Terminal(io.EOF)), true, true},
 		{"plain", cause, false, false},
-		{"requeue", koperrors.RequeueAfter(cause, 0), false, false},
 		{"nil", nil, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
@@ -15,22 +17,15 @@ import (
 
 // outcome is what a reconcile loop reads from an error.
 type outcome struct {
-	Terminal     bool
-	RequeueAfter time.Duration
-	HasRequeue   bool
-	RequeueOnly  bool
-	Kind         string
-	Message      string
+	Terminal bool
+	Kind     string
+	Message  string
 }
 
 func outcomeOf(err error) outcome {
-	d, ok := koperrors.RequeueAfterOf(err)
 	o := outcome{
-		Terminal:     koperrors.IsTerminal(err),
-		RequeueAfter: d,
-		HasRequeue:   ok,
-		RequeueOnly:  err != nil && !koperrors.Failed(err),
-		Kind:         koperrors.KindOf(err).String(),
+		Terminal: koperrors.IsTerminal(err),
+		Kind:     koperrors.KindOf(err).String(),
 	}
 	if err != nil {
 		o.Message = err.Error()
@@ -56,22 +51,6 @@ func TestMarkers(t *testing.T) {
 			outcome{Terminal: true, Kind: "NotFound", Message: "reconcile: " + msg}},
 		{"joined terminal", errors.Join(plain, koperrors.Terminal(cause)),
 			outcome{Terminal: true, Kind: "NotFound", Message: "plain\n" + msg}},
-		{"requeue with cause", koperrors.RequeueAfter(cause, time.Minute),
-			outcome{RequeueAfter: time.Minute, HasRequeue: true, Kind: "NotFound", Message: msg}},
-		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second),
-			outcome{RequeueAfter: 30 * time.Second, HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "requeue after 30s"}},
-		{"wrapped requeue only", fmt.Errorf("sync: %w", koperrors.RequeueAfter(nil, time.Second)),
-			outcome{RequeueAfter: time.Second, HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "sync: requeue after 1s"}},
-		{"requeue now", koperrors.RequeueAfter(nil, -time.Second),
-			outcome{HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "requeue after 0s"}},
-		{"requeue with cause and no delay", koperrors.RequeueAfter(cause, 0),
-			outcome{Kind: "NotFound", Message: msg}},
-		{"requeue joined with an error is not requeue only", errors.Join(koperrors.RequeueAfter(nil, time.Second), plain),
-			outcome{RequeueAfter: time.Second, HasRequeue: true, Kind: "Internal", Message: "requeue after 1s\nplain"}},
-		{"joined requeues take the shortest", errors.Join(koperrors.RequeueAfter(nil, time.Minute), koperrors.RequeueAfter(nil, time.Second)),
-			outcome{RequeueAfter: time.Second, HasRequeue: true, RequeueOnly: true, Kind: "Internal", Message: "requeue after 1m0s\nrequeue after 1s"}},
-		{"terminal requeue is not requeue only", koperrors.Terminal(koperrors.RequeueAfter(nil, time.Second)),
-			outcome{Terminal: true, RequeueAfter: time.Second, HasRequeue: true, Kind: "Internal", Message: "requeue after 1s"}},
 		{"terminal of a wrapped error", koperrors.Terminal(koperrors.Wrap(cause, "get", kopmeta.ObjectRef{Name: "web"})),
 			outcome{Terminal: true, Kind: "NotFound", Message: "get web: " + msg}},
 	}
@@ -79,6 +58,35 @@ func TestMarkers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if diff := cmp.Diff(tt.want, outcomeOf(tt.err)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// The API server's answers are verdicts about the spec only when they are
+// about the request's content: a 422 naming a field, or a 400.
+func TestIsTerminalServerVerdicts(t *testing.T) {
+	gk := schema.GroupKind{Group: "apps", Kind: "Deployment"}
+	fieldCause := field.ErrorList{field.Invalid(field.NewPath("spec", "replicas"), -1, "must be at least 0")}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"422 naming a field", apierrors.NewInvalid(gk, "web", fieldCause), true},
+		{"422 naming a field, wrapped", koperrors.Wrap(apierrors.NewInvalid(gk, "web", fieldCause), "apply", kopmeta.ObjectRef{Name: "web"}), true},
+		{"422 without causes", apierrors.NewInvalid(gk, "web", nil), false},
+		{"422 whose causes name no field", &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: 422, Reason: metav1.StatusReasonInvalid,
+			Details: &metav1.StatusDetails{Causes: []metav1.StatusCause{{Type: metav1.CauseTypeInternal, Message: "webhook down"}}},
+		}}, false},
+		{"400", apierrors.NewBadRequest("invalid character"), true},
+		{"409 conflict", apierrors.NewConflict(gr, "web", fmt.Errorf("modified")), false},
+		{"500", apierrors.NewInternalError(fmt.Errorf("etcd")), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := koperrors.IsTerminal(tc.err); got != tc.want {
+				t.Errorf("IsTerminal(%v) = %v, want %v", tc.err, got, tc.want)
 			}
 		})
 	}
@@ -93,8 +101,7 @@ func TestMarkersKeepCause(t *testing.T) {
 		err  error
 	}{
 		{"terminal", koperrors.Terminal(kerr)},
-		{"requeue", koperrors.RequeueAfter(kerr, time.Second)},
-		{"both, wrapped", fmt.Errorf("outer: %w", koperrors.Terminal(koperrors.RequeueAfter(kerr, time.Second)))},
+		{"terminal, wrapped", fmt.Errorf("outer: %w", koperrors.Terminal(kerr))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,25 +1,22 @@
 // Package reconciler is kopgo's reconcile contract: implement
-// [Reconciler][T] for your custom resource, and the framework reads the
-// object, runs your code under a deadline with panics recovered, keeps
-// kstatus conditions, adds and removes its finalizer, and records metrics,
-// spans and events.
+// [Reconciler][T] for your custom resource, run it with kopgo's controller
+// Builder (github.com/kopgo/kopgo/controller: Run, or Setup in a manager of
+// your own), and the framework reads the object, runs your code under a
+// deadline with panics recovered, keeps kstatus conditions, adds and
+// removes its finalizer, and records metrics, spans and events.
 //
 //	type WebApp struct{}
 //
-//	func (WebApp) Reconcile(ctx context.Context, app *v1.WebApp, env *reconciler.Env) error {
+//	func (WebApp) Reconcile(ctx context.Context, app *v1.WebApp, env *reconciler.Env) (reconciler.Action, error) {
 //		res, err := env.Applier.Apply(ctx, deploymentFor(app))
 //		if err != nil {
-//			return err
+//			return reconciler.Done(), err
 //		}
 //		if res.Outcome == apply.Created {
 //			env.Recorder.Normal(app, nil, "Created", "Apply", "Deployment created")
 //		}
-//		return nil
+//		return reconciler.Done(), nil
 //	}
-//
-// Run it with kopgo's controller.Builder, in a manager of its own or in
-// yours; [NewAdapter] returns the reconcile.Reconciler the Builder runs, for
-// controller-runtime's builder.
 //
 // # Why an Env beside the object
 //
@@ -27,92 +24,129 @@
 // and an [Env] holding the cached client (writing as the field owner), an
 // uncached reader, the event recorder, the scheme and an Applier for that
 // field owner (reading the cache, so an unchanged apply sends nothing; an
-// apply.Fake in unit tests). This is
-// the kube-rs and java-operator-sdk shape rather than kubebuilder's habit of
-// a reconciler struct holding a client: the framework owns the wiring, so a reconciler
-// needs no constructor and no fields for plumbing (its struct is free for its
-// own dependencies), a test passes a different Env without building a
+// apply.Fake in unit tests). This is the kube-rs and java-operator-sdk
+// shape rather than kubebuilder's habit of a reconciler struct holding a
+// client: the framework owns the wiring, so a reconciler needs no
+// constructor and no fields for plumbing (its struct is free for its own
+// dependencies), a test passes a different Env without building a
 // manager, and nothing is global or injected by reflection.
 //
 // # Results
 //
-//   - nil: done. Ready=True with reason Succeeded (a True Ready the
+// Reconcile returns an [Action] and an error, apart (kube-rs' Action): the
+// Action says when to look again, the error what failed. A requeue is never
+// an error and a failure never hides in a requeue.
+//
+//   - [Done], nil: done. Ready=True with reason Succeeded (a True Ready the
 //     reconciler set keeps its reason and message), observedGeneration
 //     stamped. A reconciler that is still waiting (a rollout) says so with
-//     status.MarkReconciling or status.MarkStalled: Reconciling and Stalled
-//     describe one reconcile, so they are removed before Reconcile is
-//     called and stand only if it sets them again.
-//   - koperrors.Terminal(err), or a 422 Invalid or 400 BadRequest from the
-//     API server (a child the spec asked for is invalid): no retry until the object changes;
-//     Stalled=True and Ready=False with the error's kind as reason; a
-//     Warning event.
-//   - koperrors.RequeueAfter(nil, d): not done yet, nothing failed; come
-//     back after d. Reconciling=True and Ready=Unknown (reason Progressing)
-//     unless the reconciler set conditions itself.
-//   - koperrors.RequeueAfter(err, d): failed, retry after d.
+//     status.MarkReconciling, one that cannot act on the spec with
+//     status.MarkStalled: Reconciling and Stalled describe one reconcile,
+//     so they are removed before Reconcile is called and stand only if it
+//     sets them again.
+//   - [RequeueAfter](d), nil: the same, and the object is reconciled again
+//     after d (a schedule, a renewal, polling). A requeue changes no
+//     condition: a Ready object stays Ready=True, its lastTransitionTime
+//     and its status untouched, with no status write.
+//   - [Requeue](), nil: look again as soon as the rate limiter allows.
+//   - koperrors.Terminal(err), a 422 from the API server that names a
+//     field (a child the spec asked for is invalid) or a 400: a verdict
+//     about the spec. Stalled=True and Ready=False with the error's kind as
+//     reason, a Warning event, no retry with backoff; the object is
+//     reconciled again when it changes, after the Action's delay if one was
+//     returned (a schedule goes on), and after the Builder's StalledRetry
+//     (10 minutes) anyway, so that a verdict made by mistake does not last.
 //   - An optimistic-lock 409 Conflict: retried promptly through the rate
 //     limiter (its backoff starts at 5 ms), without a log line or status
 //     write; the fourth in a row is a failure like any other below.
 //   - Any other error (AlreadyExists included): Ready=False,
-//     Reconciling=True, retried with exponential backoff, or per the
+//     Reconciling=True, retried with exponential backoff, after the
+//     Action's delay if one was returned with it, or per the
 //     [ErrorPolicy] hook (a fixed delay is one line).
+//   - A NotFound about the object itself (it was deleted while the
+//     reconcile ran): nothing failed; no status, no event, no error.
 //   - A panic: recovered, logged with its stack, counted, and that object's
 //     error; other objects are not affected.
-//   - Past its deadline ([WithTimeout]): the reconcile's context is
-//     cancelled; the reconcile counts as a Timeout error, and the status
-//     write after it ([WithStatusTimeout]) says so in Ready=False. A reconcile that ignores
-//     its cancellation is waited for one more second, then left running:
-//     its worker takes other objects, and its object is not reconciled
-//     again until that call returns.
+//   - Past its deadline (the Builder's ReconcileTimeout): the reconcile's
+//     context is cancelled; the reconcile counts as a Timeout error, and
+//     the status write after it says so in Ready=False. A reconcile that
+//     ignores its cancellation is waited for one more second, then left
+//     running: its worker takes other objects, and its object is not
+//     reconciled again until that call returns.
 //
 // What controller-runtime sees agrees with what kopgo records: every
 // failure is returned to it as an error (a terminal one as
 // reconcile.TerminalError), so its metrics count the same failures as
-// kopgo_reconcile_errors_total and its rate limiter backs off. Delays a
-// reconciler asks for, and a quick retry after the API server was away
-// (failures of Kind Unavailable or Timeout back off at most 3 s), need the
-// controller to use the rate limiter [NewAdapter] returns; kopgo's Builder
-// does.
+// kopgo_reconcile_errors_total and its rate limiter backs off.
 //
-// Status is written through status.Patcher: once, only when it changed, so
-// status writes never feed an endless loop. A condition whose status did
-// not move keeps its lastTransitionTime. A status write that fails makes
-// the reconcile fail, so it is retried until status is written. Objects
-// whose type does not implement status.Setter get no status handling, and
-// an object being deleted gets none unless its Cleanup runs.
+// One function decides the conditions: status.Finish, from the conditions
+// as read, what the reconciler set, and the error; the loop, Sync's
+// summary and a plain controller-runtime reconciler's status.SetError all
+// go through it. Status is written through status.Patcher: once, only when
+// it changed, so status writes never feed an endless loop. A condition
+// whose status did not move keeps its lastTransitionTime. A status write
+// that fails makes the reconcile fail, so it is retried until status is
+// written. Objects whose type does not implement status.Setter get no
+// status handling.
+//
+// [Result] maps an Action and an error onto ctrl.Result for a plain
+// controller-runtime reconciler that uses kopgo's helpers: a requeue waits
+// as asked and is not counted as an error.
 //
 // # Shutdown
 //
 // When the controller stops (SIGTERM), reconciles in flight keep their
-// context for a while ([WithDrain]; the Builder derives it from its
-// graceful-shutdown window) and their outcome is recorded. A reconcile cut
-// short by shutdown writes nothing into status: the next leader redoes it.
+// context for a while (the Builder derives it from its graceful-shutdown
+// window) and their outcome is recorded. A reconcile cut short by
+// shutdown writes nothing into status: the next leader redoes it.
 //
 // # Cleanup on deletion
 //
 // A Reconciler that also implements [Finalizer] gets its finalizer
-// ("kopgo.dev/<controller>" unless [WithFinalizerName]) added before its
-// first Reconcile; when the object is deleted, Cleanup runs, and once it
-// returns nil only that finalizer is removed. A failing Cleanup is retried
-// with backoff and reported in status and events. Cleanup may run more than
-// once (a crash between cleanup and the finalizer's removal): make its side
-// effects idempotent. A [Syncer] has a Cleanup method but takes a finalizer
-// only when given [WithFinalize].
+// ("kopgo.dev/<controller>" unless the Builder's FinalizerName) once there
+// is something to clean up: after a Reconcile that ended in anything but a
+// terminal failure, so a parent whose spec is invalid from the start is
+// deleted at once, without a Cleanup call. When the object is deleted,
+// Cleanup runs instead of Reconcile:
+//
+//   - [Done], nil: finished; only the framework's finalizer is removed
+//     (another controller's stays), and a CleanedUp event is recorded.
+//   - a requeue, nil: not finished (an external deletion in progress); run
+//     again then. The object stays, nothing is logged as a failure.
+//   - an error: retried with backoff; Ready=False names the finalizer.
+//   - a terminal error: Stalled=True, naming the finalizer that blocks
+//     deletion and the way out: fix the cause (any change to the object
+//     retries the cleanup, as does the StalledRetry interval), or remove
+//     the finalizer from metadata.finalizers by hand to let the object go
+//     without its cleanup (kubectl edit).
+//
+// Cleanup may run more than once (a crash between cleanup and the
+// finalizer's removal): make its side effects idempotent. If the object is
+// deleted while a Reconcile runs, before its finalizer is on, the Cleanup
+// runs at once with the state Reconcile worked on. kube-apiserver can also
+// delete an object whose finalizer it has just accepted
+// (kubernetes/kubernetes#77988); the Builder watches deletions, and such
+// an object's Cleanup runs from its last known state.
+//
+// Hooks are found on the Reconciler's method set, so embedding composes:
+// a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler
+// with a cleanup of its own ([Syncer.Observe] gives it the children), and
+// one that defines RetryAfter gets an [ErrorPolicy].
 //
 // # Declarative children
 //
 // [Sync] is Metacontroller's and roperator's style as a Reconciler: a
-// sync function receives the parent and its observed [Children] and returns the
-// children it wants (setting the parent's status as it likes); Sync sets
-// their controller references and owner label, applies them with
-// Env.Applier and, once every desired child is in place, prunes the observed
-// children no longer returned. An unchanged parent costs no request. A
-// sync function talks to no API server, so it is unit-tested with a
-// [Children] slice built by hand:
+// sync function receives the parent and its observed [Children] and returns
+// the children it wants (setting the parent's status as it likes) and when
+// to look again; Sync sets their controller references and owner label,
+// applies them with Env.Applier and, once every desired child is in place,
+// prunes the observed children no longer returned. An unchanged parent
+// costs no request. A sync function talks to no API server, so it is
+// unit-tested with a [Children] slice built by hand:
 //
 //	r := reconciler.Sync([]client.Object{&appsv1.Deployment{}, &corev1.Service{}},
-//		func(ctx context.Context, echo *v1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
-//			return []client.Object{deploymentFor(echo), serviceFor(echo)}, nil
+//		func(ctx context.Context, echo *v1.EchoServer, observed reconciler.Children) ([]client.Object, reconciler.Action, error) {
+//			return []client.Object{deploymentFor(echo), serviceFor(echo)}, reconciler.Done(), nil
 //		})
 //
 // A controller owns its children, and only them:
@@ -128,12 +162,152 @@
 //     [UpdateStrategy] ([Recreate] when the server refuses an immutable
 //     change, [OnDelete]), [DependsOn] (apply only once other children are
 //     ready), [AdoptOrphans].
-//   - Unless the sync function sets them, the parent's conditions summarise the
-//     children's readiness: Reconciling while one rolls out or waits,
-//     Ready=False naming a failed one, Ready=True when all are current.
+//   - Unless the sync function reports Reconciling or Stalled itself, the
+//     parent's conditions summarise the children's readiness: Reconciling
+//     while one rolls out or waits, Ready=False naming a failed one,
+//     Ready=True when all are current.
 //   - One event per reconcile names what changed.
-//   - [WithFinalize] adds cleanup on deletion, retried until it is done.
 //
-// [Syncer.ChildKinds] lists the child kinds, which the controller Builder
-// watches.
+// The [Syncer] implements [Owner] with its child kinds, which the
+// controller Builder watches and indexes.
+//
+// # Sync: objects it did not create
+//
+// Deleting a parent deletes its children (the garbage collector follows
+// their controller references), so Sync never puts its controller reference
+// on an object someone else made: a desired child whose name is taken by an
+// object the parent does not control is refused, and the parent is Stalled
+// with a Terminal error naming the object and its controller. Nothing is
+// written to that object; the other children are still applied, nothing is
+// pruned. Rename the child or remove the object, then touch the parent (the
+// object is not the parent's, so its deletion does not wake the parent; the
+// manager's resync period does, eventually).
+//
+// An object with no controller reference at all (an orphan: created by
+// hand, or left by `kubectl delete --cascade=orphan`) is adopted only with
+// [AdoptOrphans](true), for its kind (wrap the kind's example in [Child]) or
+// for one child. An object controlled by anything else is never adopted. An
+// object controlled by an earlier parent of the same kind and name (deleted
+// and created again) is waited for: the garbage collector is removing it.
+// An object being deleted is waited for too, and then created anew.
+//
+// Sync decides from what it sees: the cache, and for a child the cache does
+// not hold, one live get by name through Env.Reader (a child that was just
+// created may not be in the cache yet; a cache restricted by a label
+// selector does not hold other people's objects; an Env without a Reader
+// relies on the cache alone). An operator that may list a child kind but
+// not get it reads with a list by name instead (after one get refused
+// with 403), which the API server answers only once its watch cache caught
+// up with etcd: some tens of milliseconds while writes stream in, against
+// a few for a get; give the operator get on its child kinds. Server-side
+// apply has no create-only precondition (metadata.uid in an apply makes it
+// update-only: "uid mismatch ... no existing object was found"), so an
+// object created by
+// someone else between that read and the apply (a window of one round
+// trip) is taken over by the apply. Sync detects it (the API server answers
+// 200 instead of 201, and another field manager wrote the object), removes
+// its controller reference and owner label again at once, and returns a
+// Conflict error naming the object, after which the object is refused as
+// above; the field values it applied stay.
+//
+// # Sync: drift
+//
+// A controller owns its children: Sync applies forcing ownership
+// (apply.Force(true), which a bare Applier.Apply does not do, as it cannot
+// tell its own objects from others'; Sync checks that first), so after someone edits a field Sync sets (kubectl
+// edit, a script), the next reconcile sets it back, and later changes of the parent keep reaching the
+// child. For the rare field that is meant to be shared, stop setting it, or
+// pass WithApplyOptions(apply.Force(false)): a changed field then fails the
+// apply with a field-manager conflict, as plain server-side apply does.
+//
+// # Sync: update strategies
+//
+// [InPlace] (the default) applies the new version. [Recreate] does too, and
+// when the API server refuses it because a field that cannot change would
+// change, deletes the child and creates the new version once the old one is
+// gone: the parent is Reconciling meanwhile and is reconciled again shortly
+// (no worker waits). [OnDelete] leaves an existing child alone until someone
+// deletes it. Wrap a kind in [Child] to set its strategy, a desired child to
+// override it for that child.
+//
+// # Sync: dependencies
+//
+// A desired child wrapped with [DependsOn] is applied only once the children
+// it depends on are ready by status.ReadinessOf (a Secret as soon as it
+// exists, a Deployment once rolled out): until then the parent is
+// Reconciling, naming the child that waits and what for, and children no
+// longer desired are not pruned. Pruning does not follow dependencies.
+//
+// # Sync: readiness
+//
+// When the parent has conditions (status.Setter) and the sync function
+// reported neither Reconciling nor Stalled itself, Sync summarises its
+// children with status.ReadinessOf: a failed child (a Deployment past its
+// progress deadline, a failed Job) makes the parent Ready=False naming it;
+// a child still rolling out, one waiting for a dependency and one being
+// recreated make it Reconciling, naming the first; when every child is
+// current, Ready=True follows (the sync function's own Ready=True, with
+// its reason and message, if it set one).
+//
+// # Sync: events
+//
+// One Normal event "Synced" per reconcile that changed something, naming
+// the children ("created Deployment shop/web, Service shop/web"),
+// rather than one per child: a rollout of 500 parents with three children
+// records 500 events, not 1,500.
+//
+// # Sync: scope
+//
+// A namespaced parent owns namespaced children in its own namespace (owner
+// references do not cross namespaces); declaring a cluster-scoped child kind
+// for it is a Config error. A cluster-scoped parent may own cluster-scoped
+// children and namespaced children in any namespace (they must name it);
+// their observed children are listed in all namespaces.
+//
+// # Sync: owner label
+//
+// The label is "<parent group>/<parent kind, lower case>" with the parent's
+// name as value ("echoserver.examples.kopgo.dev/echoserver: web"), or
+// "sync.kopgo.dev/<kind>" for a parent of the core group; WithOwnerLabel sets
+// another key. It lets owners.LabelMapper and `kubectl get -l` find a
+// parent's children; which children are the parent's is decided by the
+// controller reference's UID, so a child of another parent with the same
+// label value (a parent deleted and created again, or one of another kind)
+// is never listed as observed nor pruned. The parent's name must be a valid
+// label value (at most 63 characters).
+//
+// # Sync: cost
+//
+// With a manager's cached client and typed child kinds, a sync whose
+// desired children are unchanged sends no request at all: lists come from
+// the cache, the Applier skips children nobody changed since its last apply,
+// pruning is only attempted when an observed child is no longer desired, and
+// the loop writes status only when it changed (measured in the tests).
+// Creating a child costs two requests: the live get and the apply.
+// Pruning deletes the observed children it already holds (gc.Delete): no
+// second list, no second informer. Unstructured child kinds are read live
+// unless the manager's client caches unstructured objects.
+//
+//
+// # Sync: design
+//
+// The sync function gets no Env: like roperator's and Metacontroller's hooks
+// it is a pure function of the parent and its children, so it is unit-tested
+// without a cluster (its observed [Children] are a plain slice); a sync that
+// must read something else embeds the Syncer in a type of its own whose
+// Reconcile reads first and then calls the Syncer's (the embedded
+// ChildKinds keeps the Builder's watches and index). Children come
+// back typed rather than as JSON, since Go operators hold typed objects. Per-child options travel in a wrapper ([Child]) rather
+// than in annotations, which would reach the API server. Mistakes in the
+// desired set are Terminal: the same code computes the same set again, so
+// retrying only repeats the error, while Stalled=True shows it on the
+// parent. Pruning waits for every desired child to be in place, so a child
+// renamed to a name that fails to apply does not leave the parent with
+// neither. Sync returns the concrete *Syncer (kopgo returns concrete types);
+// it never panics: its own mistakes (no kinds, a nil function) are
+// Terminal Config errors of every Reconcile. Cleanup is not an option of
+// Sync but the [Finalizer] hook on a type that embeds the Syncer: one
+// mechanism for every reconciler, and a Cleanup defined there can never be
+// silently ignored.
 package reconciler
+

@@ -14,19 +14,18 @@ import (
 // A reconciler is a function (or a type with a Reconcile method) of the
 // object and its Env.
 func ExampleFunc() {
-	r := reconciler.Func[*corev1.ConfigMap](func(_ context.Context, cm *corev1.ConfigMap, env *reconciler.Env) error {
+	r := reconciler.Func[*corev1.ConfigMap](func(_ context.Context, cm *corev1.ConfigMap, env *reconciler.Env) (reconciler.Action, error) {
 		if cm.Data["url"] == "" {
-			return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "data.url: required"))
+			return reconciler.Done(), koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "data.url: required"))
 		}
 		if cm.Data["ready"] != "true" {
-			return koperrors.RequeueAfter(nil, 30*time.Second) // look again later
+			return reconciler.RequeueAfter(30 * time.Second), nil // look again later: not a failure
 		}
 		env.Recorder.Normal(cm, nil, "Checked", "Reconcile", "url is set")
-		return nil
+		return reconciler.Done(), nil
 	})
 	env := &reconciler.Env{Recorder: &recorder{}}
-	err := r.Reconcile(context.Background(), &corev1.ConfigMap{Data: map[string]string{"url": "https://example.com"}}, env)
-	d, _ := koperrors.RequeueAfterOf(err)
-	fmt.Println(koperrors.Failed(err), d)
-	// Output: false 30s
+	action, err := r.Reconcile(context.Background(), &corev1.ConfigMap{Data: map[string]string{"url": "https://example.com"}}, env)
+	fmt.Println(action, err)
+	// Output: requeue after 30s <nil>
 }

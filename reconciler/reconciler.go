@@ -13,28 +13,43 @@ import (
 
 // Reconciler brings one object of type T to its desired state. It receives
 // the object as read from the cache (objects already gone never reach it)
-// and the [Env] to act with. It returns nil when done, or an error with
-// kopgo's markers: koperrors.Terminal (stop retrying, Stalled=True),
-// koperrors.RequeueAfter (come back later, with or without an error). An
-// optimistic-lock 409 Conflict is retried promptly and quietly at first
-// (see the package documentation, section Results).
+// and the [Env] to act with, and returns when to look again ([Action]:
+// [Done], [RequeueAfter], [Requeue]) and what failed, if anything. The two
+// are apart: an error is always a failure (koperrors.Terminal marks one
+// that retrying cannot fix), and a requeue is never an error, so a
+// schedule-driven reconciler (a CronJob, a certificate renewal) stays
+// Ready between its runs. See the package documentation, section Results.
 type Reconciler[T client.Object] interface {
-	Reconcile(ctx context.Context, obj T, env *Env) error
+	Reconcile(ctx context.Context, obj T, env *Env) (Action, error)
 }
 
 // Func adapts a function to [Reconciler].
-type Func[T client.Object] func(ctx context.Context, obj T, env *Env) error
+type Func[T client.Object] func(ctx context.Context, obj T, env *Env) (Action, error)
 
 // Reconcile implements [Reconciler].
-func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) error { return f(ctx, obj, env) }
+func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) (Action, error) {
+	return f(ctx, obj, env)
+}
 
-// Finalizer is an optional hook a Reconciler implements to clean up when its
-// object is deleted. The framework adds its finalizer before the first
-// Reconcile, calls Cleanup once the object is being deleted, and removes only
-// its own finalizer when Cleanup returns nil. A failing Cleanup is retried
-// with backoff and reported in status and events.
+// Finalizer is an optional hook a Reconciler implements to clean up what
+// it made outside the object's owned children (an entry in an external
+// system, a cloud resource) when the object is deleted. It is found on the
+// Reconciler's method set, so a type that embeds another Reconciler (a
+// *[Syncer]) and defines Cleanup gets it.
+//
+// The framework adds its finalizer once there is something to clean up:
+// after a Reconcile that ended in anything but a terminal failure (an
+// object whose spec is invalid from the start is deleted at once, without
+// a Cleanup call). Once the object is being deleted, Cleanup runs instead
+// of Reconcile: [Done] with a nil error means finished, and only the
+// framework's own finalizer is removed; a requeue means not finished yet
+// (look again then, nothing failed); a failure is retried with backoff and
+// shown in Ready; a terminal failure shows Stalled=True naming the
+// finalizer and how to let the object go (see the package documentation,
+// section Cleanup on deletion). Cleanup may run more than once for one
+// deletion: make it idempotent.
 type Finalizer[T client.Object] interface {
-	Cleanup(ctx context.Context, obj T, env *Env) error
+	Cleanup(ctx context.Context, obj T, env *Env) (Action, error)
 }
 
 // ErrorPolicy is an optional hook that chooses when a failed reconcile is
@@ -42,26 +57,35 @@ type Finalizer[T client.Object] interface {
 // default without the hook). A fixed delay is one line:
 //
 //	func (WebApp) RetryAfter(*v1.WebApp, error) time.Duration { return 30 * time.Second }
+//
+// A delay the reconciler returned with the failure
+// (return reconciler.RequeueAfter(d), err) wins over the policy.
 type ErrorPolicy[T client.Object] interface {
 	RetryAfter(obj T, err error) time.Duration
 }
 
+// Owner is an optional hook a Reconciler implements to declare the kinds
+// of the children it creates and controls (one example object each, such
+// as &appsv1.Deployment{}): kopgo's controller Builder then watches them as
+// Owns does, so that a change to a child reconciles its parent, and indexes
+// them by controller. [Syncer] implements it with its child kinds; a
+// hand-written reconciler may too, instead of listing its kinds in main.
+type Owner interface {
+	ChildKinds() []client.Object
+}
+
 // Env is what a Reconciler acts with, passed beside the object on every
 // call (see the package documentation for why). kopgo's controller Builder
-// builds it from the manager. For [NewAdapter] with a manager of your own,
-// fill it from the manager (client.WithFieldOwner(mgr.GetClient(), owner),
-// GetAPIReader, GetScheme) and give it an Applier made with
-// apply.New(mgr.GetConfig(), owner, apply.WithCluster(mgr)).
+// builds it from the manager, in Run and in Setup alike. A unit test builds
+// one by hand: an apply.Fake as Applier, an observability.FakeRecorder,
+// and a client of its choice.
 //
-// The Applier reads the live object from its cache to skip unchanged
-// applies. For a kind the manager does not watch yet, that read starts a
-// cluster-wide informer, which holds every object of the kind in memory and
-// needs list and watch permission on it. The Builder avoids this by letting
-// the Applier read only the kinds the controller watches (other kinds are
-// applied without a read: one request each). With your own manager, either
-// watch the kinds you apply, give the Applier a cache reader of your
-// choice, or set the manager's cache option ReaderFailOnMissingInformer,
-// under which the Applier applies kinds it cannot read.
+// The Applier reads the live object from the manager's cache to skip
+// unchanged applies, but only for the kinds the controller watches (the
+// primary kind, Owns, Watch and an [Owner]'s child kinds): a read of any
+// other kind would start a cluster-wide informer, holding every object of
+// the kind in memory and needing list and watch permission on it, so other
+// kinds are applied without a read (one request each).
 type Env struct {
 	// Client reads from the manager's cache and writes to the API server
 	// as the field owner: the Builder wraps the manager's client with

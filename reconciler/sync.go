@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/childindex"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/scope"
@@ -37,17 +37,15 @@ import (
 // it has (Metacontroller's and roperator's sync hook). It does not talk to
 // the API server: Sync reads the observed children, applies what it returns
 // and deletes what it no longer returns. It may set the parent's status
-// (fields and conditions): the Adapter ([NewAdapter]) writes status after
-// Reconcile returns, once and only if it changed. Conditions set here stand
-// (Reconciling while a child rolls out, a True Ready with its own reason);
-// without them a successful sync is Ready=True. Changes to anything but the
+// (fields and conditions): the loop writes status after Reconcile returns,
+// once and only if it changed. Reconciling or Stalled set here stand;
+// otherwise Sync summarises the children (see "Sync: readiness" in the
+// package documentation). Changes to anything but the
 // parent's status are not written. A desired child of a namespaced kind
 // without a namespace is put in the parent's namespace; its owner reference
 // and owner label are set by Sync. An error stops the sync: nothing is
-// applied or pruned. The one exception is a plain request to come back
-// later, koperrors.RequeueAfter(nil, d) (Metacontroller's
-// resyncAfterSeconds): the desired children are synced and the parent is
-// reconciled again after d.
+// applied or pruned. The [Action] fn returns says when to look again
+// (Metacontroller's resyncAfterSeconds), with or without an error.
 //
 // Each Reconcile:
 //
@@ -74,153 +72,14 @@ import (
 //     the parent's conditions itself, summarises the children's readiness
 //     into them (see "Readiness").
 //
-// The controller Builder watches the child kinds ([Syncer.ChildKinds]) so
-// that a change to a child reconciles its parent; Sync relies on it to
-// notice a child becoming ready. With controller-runtime's own builder, call
-// Owns for each.
+// The controller Builder watches the child kinds ([Syncer.ChildKinds], the
+// [Owner] hook) so that a change to a child reconciles its parent; Sync
+// relies on it to notice a child becoming ready. The package documentation
+// says what Sync does with objects it did not create, drift, update
+// strategies, dependencies, readiness, events, scope, the owner label, its
+// cost and its design, under headings "Sync: ...".
 //
-// # Objects Sync did not create
-//
-// Deleting a parent deletes its children (the garbage collector follows
-// their controller references), so Sync never puts its controller reference
-// on an object someone else made: a desired child whose name is taken by an
-// object the parent does not control is refused, and the parent is Stalled
-// with a Terminal error naming the object and its controller. Nothing is
-// written to that object; the other children are still applied, nothing is
-// pruned. Rename the child or remove the object, then touch the parent (the
-// object is not the parent's, so its deletion does not wake the parent; the
-// manager's resync period does, eventually).
-//
-// An object with no controller reference at all (an orphan: created by
-// hand, or left by `kubectl delete --cascade=orphan`) is adopted only with
-// [AdoptOrphans](true), for its kind (wrap the kind's example in [Child]) or
-// for one child. An object controlled by anything else is never adopted. An
-// object controlled by an earlier parent of the same kind and name (deleted
-// and created again) is waited for: the garbage collector is removing it.
-// An object being deleted is waited for too, and then created anew.
-//
-// Sync decides from what it sees: the cache, and for a child the cache does
-// not hold, one live get by name through Env.Reader (a child that was just
-// created may not be in the cache yet; a cache restricted by a label
-// selector does not hold other people's objects; an Env without a Reader
-// relies on the cache alone). An operator that may list a child kind but
-// not get it reads with a list by name instead (after one get refused
-// with 403), which the API server answers only once its watch cache caught
-// up with etcd: some tens of milliseconds while writes stream in, against
-// a few for a get; give the operator get on its child kinds. Server-side
-// apply has no create-only precondition (metadata.uid in an apply makes it
-// update-only: "uid mismatch ... no existing object was found"), so an
-// object created by
-// someone else between that read and the apply (a window of one round
-// trip) is taken over by the apply. Sync detects it (the API server answers
-// 200 instead of 201, and another field manager wrote the object), removes
-// its controller reference and owner label again at once, and returns a
-// Conflict error naming the object, after which the object is refused as
-// above; the field values it applied stay.
-//
-// # Drift
-//
-// A controller owns its children: Sync applies forcing ownership
-// (apply.Force(true), which a bare Applier.Apply does not do, as it cannot
-// tell its own objects from others'; Sync checks that first), so after someone edits a field Sync sets (kubectl
-// edit, a script), the next reconcile sets it back, and later changes of the parent keep reaching the
-// child. For the rare field that is meant to be shared, stop setting it, or
-// pass WithApplyOptions(apply.Force(false)): a changed field then fails the
-// apply with a field-manager conflict, as plain server-side apply does.
-//
-// # Update strategies
-//
-// [InPlace] (the default) applies the new version. [Recreate] does too, and
-// when the API server refuses it because a field that cannot change would
-// change, deletes the child and creates the new version once the old one is
-// gone: the parent is Reconciling meanwhile and is reconciled again shortly
-// (no worker waits). [OnDelete] leaves an existing child alone until someone
-// deletes it. Wrap a kind in [Child] to set its strategy, a desired child to
-// override it for that child.
-//
-// # Dependencies
-//
-// A desired child wrapped with [DependsOn] is applied only once the children
-// it depends on are ready by status.ReadinessOf (a Secret as soon as it
-// exists, a Deployment once rolled out): until then the parent is
-// Reconciling, naming the child that waits and what for, and children no
-// longer desired are not pruned. Pruning does not follow dependencies.
-//
-// # Readiness
-//
-// When the parent has conditions (status.Setter) and fn set none of Ready,
-// Reconciling and Stalled itself (conditions fn sets win), Sync summarises
-// its children with status.ReadinessOf: a failed child (a Deployment past
-// its progress deadline, a failed Job) makes the parent Ready=False naming
-// it; a child still rolling out, one waiting for a dependency and one being
-// recreated make it Reconciling, naming the first; when every child is
-// current the framework's Ready=True follows.
-//
-// # Events
-//
-// One Normal event "Synced" per reconcile that changed something, naming
-// the children ("created Deployment shop/web, Service shop/web"),
-// rather than one per child: a rollout of 500 parents with three children
-// records 500 events, not 1,500.
-//
-// # Scope
-//
-// A namespaced parent owns namespaced children in its own namespace (owner
-// references do not cross namespaces); declaring a cluster-scoped child kind
-// for it is a Config error. A cluster-scoped parent may own cluster-scoped
-// children and namespaced children in any namespace (they must name it);
-// their observed children are listed in all namespaces.
-//
-// # Owner label
-//
-// The label is "<parent group>/<parent kind, lower case>" with the parent's
-// name as value ("echoserver.examples.kopgo.dev/echoserver: web"), or
-// "sync.kopgo.dev/<kind>" for a parent of the core group; WithOwnerLabel sets
-// another key. It lets owners.LabelMapper and `kubectl get -l` find a
-// parent's children; which children are the parent's is decided by the
-// controller reference's UID, so a child of another parent with the same
-// label value (a parent deleted and created again, or one of another kind)
-// is never listed as observed nor pruned. The parent's name must be a valid
-// label value (at most 63 characters).
-//
-// # Cost
-//
-// With a manager's cached client and typed child kinds, a sync whose
-// desired children are unchanged sends no request at all: lists come from
-// the cache, the Applier skips children nobody changed since its last apply,
-// pruning is only attempted when an observed child is no longer desired, and
-// the Adapter writes status only when it changed (measured in the tests).
-// Creating a child costs two requests: the live get and the apply.
-// Pruning deletes the observed children it already holds (gc.Delete): no
-// second list, no second informer. Unstructured child kinds are read live
-// unless the manager's client caches unstructured objects.
-//
-// # Cleanup
-//
-// [WithFinalize] adds a finalize function: the parent then gets a finalizer
-// and, when it is deleted, the function runs (again, until it reports done)
-// before the finalizer is removed. Without it, a Sync parent gets no
-// finalizer: the garbage collector deletes its children.
-//
-// # Design
-//
-// The sync function gets no Env: like roperator's and Metacontroller's hooks
-// it is a pure function of the parent and its children, so it is unit-tested
-// without a cluster (its observed [Children] are a plain slice); a sync that
-// must read something else can wrap the Syncer in a [Func] (then the
-// Builder no longer sees the Syncer: call its [Syncer.IndexChildren] on the
-// manager's field indexer and Owns its [Syncer.ChildKinds] yourself, or
-// each reconcile lists its children by label across the namespace). Children come
-// back typed rather than as JSON, since Go operators hold typed objects. Per-child options travel in a wrapper ([Child]) rather
-// than in annotations, which would reach the API server. Mistakes in the
-// desired set are Terminal: the same code computes the same set again, so
-// retrying only repeats the error, while Stalled=True shows it on the
-// parent. Pruning waits for every desired child to be in place, so a child
-// renamed to a name that fails to apply does not leave the parent with
-// neither. Sync returns the concrete *Syncer (kopgo returns concrete types);
-// it never panics: its own mistakes (no kinds, a nil function, a finalize
-// function for another type) are Terminal Config errors of every Reconcile.
-func Sync[T client.Object](childKinds []client.Object, fn func(ctx context.Context, parent T, observed Children) (desired []client.Object, err error), opts ...SyncOption) *Syncer[T] {
+func Sync[T client.Object](childKinds []client.Object, fn SyncFunc[T], opts ...SyncOption) *Syncer[T] {
 	s := &Syncer[T]{fn: fn}
 	for _, k := range childKinds {
 		obj, o := unwrapChild(k)
@@ -230,26 +89,23 @@ func Sync[T client.Object](childKinds []client.Object, fn func(ctx context.Conte
 	for _, o := range opts {
 		o(&s.opts)
 	}
-	switch f := s.opts.finalize.(type) {
-	case nil:
-	case func(context.Context, T, Children) error:
-		s.finalize = f
-	default:
-		var zero T
-		s.configErr = koperrors.Errorf(koperrors.Config, "WithFinalize: the function takes %T, not this Sync's parent type %T", f, zero)
-	}
 	return s
 }
 
-// Syncer is the [Reconciler] that [Sync] returns. With [WithFinalize] it is
-// also a [Finalizer].
+// SyncFunc computes the children a parent wants from the parent and the
+// children it has, and when to look again ([Done], or [RequeueAfter] for
+// Metacontroller's resyncAfterSeconds). A failure stops the sync: nothing
+// is applied or pruned, and the action still holds (a delay for the retry).
+type SyncFunc[T client.Object] func(ctx context.Context, parent T, observed Children) (desired []client.Object, action Action, err error)
+
+// Syncer is the [Reconciler] that [Sync] returns. It implements [Owner]
+// with its child kinds. To clean up on deletion, embed it in a type of
+// your own that implements [Finalizer] (see [Syncer.Observe]).
 type Syncer[T client.Object] struct {
-	kinds     []client.Object
-	kindOpts  []ChildOptions
-	fn        func(context.Context, T, Children) ([]client.Object, error)
-	finalize  func(context.Context, T, Children) error
-	configErr error
-	opts      syncOptions
+	kinds    []client.Object
+	kindOpts []ChildOptions
+	fn       SyncFunc[T]
+	opts     syncOptions
 
 	// resolved caches the declared kinds as resolved for one Env (their
 	// GVKs and scopes: a RESTMapper lookup each), so that a reconcile does
@@ -276,8 +132,6 @@ type syncOptions struct {
 	OwnerLabel string
 	Apply      []client.ApplyOption
 	Prune      []client.DeleteOption
-
-	finalize any // see WithFinalize
 }
 
 // WithOwnerLabel sets the key of the label naming the parent on every
@@ -310,35 +164,23 @@ type childKind struct {
 
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
 // [Sync] describes.
-func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
+func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, error) {
 	po := kopmeta.RefOf(parent)
 	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
-	kinds, labelKey, err := s.setup(parent, env)
+	kinds, labelKey, observed, byRef, err := s.observeAll(ctx, parent, env)
 	if err != nil {
-		return fail(err)
+		return Done(), fail(err)
 	}
-	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
-	if err != nil {
-		s.resolved.Store(nil) // look the kinds up again next time
-		return fail(err)
-	}
-
 	setter, hasStatus := any(parent).(status.Setter)
-	var held heldConditions
-	if hasStatus {
-		held = holdConditions(setter)
-	}
-	desired, err := s.fn(ctx, parent, observed)
-	fnSetConditions := hasStatus && held.release(setter)
-	requeue := err
-	if koperrors.Failed(err) {
+	desired, action, err := s.fn(ctx, parent, observed)
+	if err != nil {
 		// The user's error as is: its message lands in the parent's own
 		// status, where "sync <parent>:" would only repeat the object.
-		return err
+		return action, err
 	}
 	children, err := s.prepare(parent, env.Scheme, kinds, labelKey, desired)
 	if err != nil {
-		return fail(err)
+		return action, fail(err)
 	}
 
 	r := newSyncRun(s, parent, env, labelKey, byRef)
@@ -351,26 +193,57 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) error {
 		r.prune(ctx, children)
 	}
 	r.recordEvent()
-	if hasStatus && !fnSetConditions {
+	if hasStatus && !reportedProgress(setter) {
 		r.summarise(setter)
 	}
-	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
-		return fail(errors.Join(errs...))
-	}
 	if r.requeue > 0 {
-		if d, ok := koperrors.RequeueAfterOf(requeue); !ok || r.requeue < d {
-			return koperrors.RequeueAfter(nil, r.requeue)
+		if after, requeue := action.When(); !requeue || (after > 0 && r.requeue < after) {
+			action = RequeueAfter(r.requeue)
 		}
 	}
-	return requeue
+	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
+		return action, fail(errors.Join(errs...))
+	}
+	return action, nil
+}
+
+// Observe returns parent's observed children: the objects of the declared
+// kinds that carry its owner label and are controlled by it, from the
+// manager's cache, as the sync function receives them. A Cleanup defined
+// on a type that embeds the Syncer calls it to see what it cleans up (see
+// [Finalizer]).
+func (s *Syncer[T]) Observe(ctx context.Context, parent T, env *Env) (Children, error) {
+	_, _, observed, _, err := s.observeAll(ctx, parent, env)
+	if err != nil {
+		return nil, koperrors.Wrap(err, "observe children of", kopmeta.RefOf(parent))
+	}
+	return observed, nil
+}
+
+// observeAll resolves the kinds and the label, and lists the children.
+func (s *Syncer[T]) observeAll(ctx context.Context, parent T, env *Env) ([]childKind, string, Children, map[kopmeta.ObjectRef]client.Object, error) {
+	kinds, labelKey, err := s.setup(parent, env)
+	if err != nil {
+		return nil, "", nil, nil, err
+	}
+	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
+	if err != nil {
+		s.resolved.Store(nil) // look the kinds up again next time
+		return nil, "", nil, nil, err
+	}
+	return kinds, labelKey, observed, byRef, nil
+}
+
+// reportedProgress reports whether the sync function set Reconciling or
+// Stalled on the parent (the loop removes both before each reconcile): its
+// report then stands instead of Sync's summary.
+func reportedProgress(parent status.Setter) bool {
+	return status.Get(parent, status.Reconciling) != nil || status.Get(parent, status.Stalled) != nil
 }
 
 // setup resolves the declared kinds and the owner label key, refusing what
 // cannot work.
 func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
-	if s.configErr != nil {
-		return nil, "", koperrors.Terminal(s.configErr)
-	}
 	if s.fn == nil {
 		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config, "sync function is nil"))
 	}
@@ -507,31 +380,6 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 	return ch, byRef, nil
 }
 
-// controllerIndex is the cache index of objects by their controller's UID
-// ([Syncer.IndexChildren]).
-const controllerIndex = "kopgo.dev/controller-uid"
-
-// IndexChildren adds an index by controller UID for each child kind to a
-// manager's cache (mgr.GetFieldIndexer()), before the manager starts.
-// Sync then finds a parent's children through it instead of filtering every
-// object of the kind in the parent's namespace by label, which makes a
-// reconcile's cost grow with the namespace rather than with the parent.
-// kopgo's controller.Builder calls it; without it Sync lists by label.
-func (s *Syncer[T]) IndexChildren(ctx context.Context, indexer client.FieldIndexer) error {
-	for _, k := range s.kinds {
-		err := indexer.IndexField(ctx, k, controllerIndex, func(o client.Object) []string {
-			if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
-				return []string{string(ref.UID)}
-			}
-			return nil
-		})
-		if err != nil {
-			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("index %T by controller", k), kopmeta.ObjectRef{})
-		}
-	}
-	return nil
-}
-
 // listChildren lists the objects of kind k that may be parent's children:
 // through the controller index when the cache has it, else by the owner
 // label.
@@ -543,7 +391,7 @@ func (s *Syncer[T]) listChildren(ctx context.Context, parent T, env *Env, k chil
 	if uid := parent.GetUID(); uid != "" {
 		list := newList(env.Scheme, k)
 		// A cache without the index refuses at once, in memory.
-		if err := env.Client.List(ctx, list, append(ns, client.MatchingFields{controllerIndex: string(uid)})...); err == nil {
+		if err := env.Client.List(ctx, list, append(ns, client.MatchingFields{childindex.Field: string(uid)})...); err == nil {
 			return list, nil
 		}
 	}

@@ -18,6 +18,8 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/internal/childindex"
+	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/widget"
 )
@@ -33,12 +35,12 @@ func BenchmarkSyncConverged(b *testing.B) {
 		b.Fatal(err)
 	}
 	kinds := []client.Object{&corev1.ConfigMap{}, &corev1.Secret{}}
-	r := reconciler.Sync(kinds, func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
+	r := reconciler.Sync(kinds, func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
 		return []client.Object{
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-a"}, Data: map[string]string{"k": "v"}},
 			&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-b"}, Data: map[string]string{"k": "v"}},
 			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.Name}, StringData: map[string]string{"k": "v"}},
-		}, nil
+		}, reconciler.Done(), nil
 	})
 	cfg, traffic := cluster.CountedConfig()
 	mgr, err := manager.New(cfg, manager.Options{
@@ -52,7 +54,7 @@ func BenchmarkSyncConverged(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := r.IndexChildren(b.Context(), mgr.GetFieldIndexer()); err != nil {
+	if err := childindex.Add(b.Context(), mgr.GetFieldIndexer(), r.ChildKinds()); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -103,7 +105,7 @@ func newBenchAdapter(b *testing.B, mgr manager.Manager, r reconciler.Reconciler[
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, _, err := reconciler.NewAdapter[*widget.Widget]("bench", env, r, reconciler.WithMetrics(m))
+	a, err := loop.New[*widget.Widget]("bench", env, r, loop.Options{Metrics: m})
 	if err != nil {
 		b.Fatal(err)
 	}

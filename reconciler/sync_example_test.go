@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
@@ -21,14 +20,14 @@ import (
 // Widget wants and may set its status; Sync lists, applies and prunes.
 func ExampleSync() {
 	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
-		func(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, error) {
+		func(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, reconciler.Action, error) {
 			if _, ok := observed.Get(&corev1.ConfigMap{}, w.Name).(*corev1.ConfigMap); ok {
 				status.MarkReady(w, "Synced", "config in place")
 			}
 			return []client.Object{&corev1.ConfigMap{
 				ObjectMeta: metav1.ObjectMeta{Name: w.Name}, // the Widget's namespace by default
 				Data:       map[string]string{"size": fmt.Sprint(w.Spec.Size)},
-			}}, nil
+			}}, reconciler.Done(), nil
 		})
 	// Run it like any Reconciler:
 	//	kopcontroller.New[*widget.Widget]("widgets", r).Owns(&corev1.ConfigMap{}).Run(ctx)
@@ -60,34 +59,57 @@ func ExampleChildren() {
 func ExampleChild() {
 	r := reconciler.Sync(
 		[]client.Object{&appsv1.Deployment{}, &corev1.Secret{}, reconciler.Child(&batchv1.Job{}, reconciler.Recreate)},
-		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
 			secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-db"}}
 			migrate := migrationJob(w)
 			return []client.Object{
 				reconciler.Child(secret, reconciler.AdoptOrphans(true)),
 				migrate,
 				reconciler.Child(appDeployment(w), reconciler.DependsOn{secret, migrate}),
-			}, nil
+			}, reconciler.Done(), nil
 		})
 	fmt.Println(len(r.ChildKinds()), "child kinds to watch")
 	// Output:
 	// 3 child kinds to watch
 }
 
-// A finalize function cleans up what the garbage collector cannot (here,
-// an external record), and reports "not done yet" as a plain requeue.
-func ExampleWithFinalize() {
-	var external map[string]bool // an external system, for the example
-	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
-		func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) { return nil, nil },
-		reconciler.WithFinalize(func(_ context.Context, w *widget.Widget, _ reconciler.Children) error {
-			if external[w.Name] {
-				delete(external, w.Name)                           // idempotent: may run again
-				return koperrors.RequeueAfter(nil, 10*time.Second) // come back to check it is gone
-			}
-			return nil // done: the finalizer is removed
-		}))
+// A Sync parent that must clean up what the garbage collector cannot (an
+// entry in an external system) gets a type of its own: it embeds the
+// Syncer, which does the syncing, and implements reconciler.Finalizer. The
+// Builder finds both on its method set: the finalizer is added, Cleanup
+// runs on deletion with the Env and, through Observe, the children.
+func ExampleSyncer_Observe() {
+	r := &widgetSync{
+		Syncer: reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
+			func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
+				return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-config"}}}, reconciler.Done(), nil
+			}),
+		external: map[string]bool{},
+	}
 	var _ reconciler.Finalizer[*widget.Widget] = r
+	var _ reconciler.Owner = r // the child kinds, watched by the Builder
+	fmt.Println(r.ChildKinds()[0].(*corev1.ConfigMap).Kind == "")
+	// Output: true
+}
+
+// widgetSync is a Syncer with a cleanup of its own.
+type widgetSync struct {
+	*reconciler.Syncer[*widget.Widget]
+	external map[string]bool // an external system, for the example
+}
+
+// Cleanup implements reconciler.Finalizer.
+func (s *widgetSync) Cleanup(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+	children, err := s.Observe(ctx, w, env)
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	if s.external[w.Name] {
+		delete(s.external, w.Name) // idempotent: may run again
+		env.Recorder.Normal(w, nil, "Deregistered", "Cleanup", fmt.Sprintf("removed, %d children left to the garbage collector", len(children)))
+		return reconciler.RequeueAfter(10 * time.Second), nil // not done: come back to check it is gone
+	}
+	return reconciler.Done(), nil // done: the finalizer is removed
 }
 
 func migrationJob(w *widget.Widget) *batchv1.Job {

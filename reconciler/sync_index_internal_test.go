@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/kopgo/kopgo/apply"
+	"github.com/kopgo/kopgo/internal/childindex"
 )
 
 // With the controller index, Sync finds a parent's children by the index
@@ -51,7 +52,7 @@ func TestListChildrenUsesTheControllerIndex(t *testing.T) {
 			}})
 		s := Sync[*corev1.ConfigMap]([]client.Object{&corev1.Secret{}}, nil)
 		if indexed {
-			b = b.WithIndex(&corev1.Secret{}, controllerIndex, func(o client.Object) []string {
+			b = b.WithIndex(&corev1.Secret{}, childindex.Field, func(o client.Object) []string {
 				if ref := metav1.GetControllerOfNoCopy(o); ref != nil {
 					return []string{string(ref.UID)}
 				}
@@ -114,7 +115,9 @@ func TestSyncLooksKindsUpOnce(t *testing.T) {
 	env := &Env{Client: namespacedCounter{Client: c, lookups: &lookups}, Scheme: clientgoscheme.Scheme, Applier: &apply.Applier{}}
 	parent := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", UID: "uid-p"}}
 	s := Sync([]client.Object{&corev1.Secret{}, &corev1.ConfigMap{}},
-		func(context.Context, *corev1.ConfigMap, Children) ([]client.Object, error) { return nil, nil })
+		func(context.Context, *corev1.ConfigMap, Children) ([]client.Object, Action, error) {
+			return nil, Done(), nil
+		})
 	for range 3 {
 		if _, err := s.resolveKinds(parent, env); err != nil {
 			t.Fatal(err)
@@ -124,7 +127,7 @@ func TestSyncLooksKindsUpOnce(t *testing.T) {
 		t.Errorf("3 resolutions of 2 kinds looked up %d times, want 2", lookups)
 	}
 	failList = true
-	if err := s.Reconcile(t.Context(), parent, env); err == nil {
+	if _, err := s.Reconcile(t.Context(), parent, env); err == nil {
 		t.Fatal("Reconcile with a failing list = nil")
 	}
 	if _, err := s.resolveKinds(parent, env); err != nil {

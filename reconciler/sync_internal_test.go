@@ -1,29 +1,17 @@
 package reconciler
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
-
-// The Adapter gives a Syncer a finalizer only when usesFinalizer says so.
-func TestSyncerUsesFinalizerOnlyWithFinalize(t *testing.T) {
-	without := Sync[*corev1.ConfigMap](nil, nil)
-	with := Sync[*corev1.ConfigMap](nil, nil, WithFinalize(func(context.Context, *corev1.ConfigMap, Children) error { return nil }))
-	if without.usesFinalizer() || !with.usesFinalizer() {
-		t.Errorf("usesFinalizer: without WithFinalize %v, with %v; want false, true", without.usesFinalizer(), with.usesFinalizer())
-	}
-}
 
 func TestImmutable(t *testing.T) {
 	gk := schema.GroupKind{Group: "batch", Kind: "Job"}
@@ -72,42 +60,3 @@ func TestCutNote(t *testing.T) {
 		t.Errorf("cutNote changed a short note: %q", cutNote(short))
 	}
 }
-
-// Conditions the sync function sets are its own; otherwise the held ones
-// come back where they were.
-func TestHeldConditions(t *testing.T) {
-	ts := metav1.Unix(1000, 0)
-	before := []metav1.Condition{
-		{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Old", LastTransitionTime: ts},
-		{Type: "Custom", Status: metav1.ConditionTrue, Reason: "X", LastTransitionTime: ts},
-	}
-	obj := &condObj{conds: append([]metav1.Condition(nil), before...)}
-	h := holdConditions(obj)
-	if len(obj.conds) != 1 || obj.conds[0].Type != "Custom" {
-		t.Fatalf("held: %v, want only Custom left", obj.conds)
-	}
-	obj.conds[0].Reason = "Changed"
-	if h.release(obj) {
-		t.Error("release reported conditions set by the sync function")
-	}
-	if len(obj.conds) != 2 || obj.conds[0].Type != "Ready" || obj.conds[0].Reason != "Old" || obj.conds[1].Reason != "Changed" {
-		t.Errorf("released: %v, want Ready (as held) then Custom (as changed)", obj.conds)
-	}
-
-	h = holdConditions(obj)
-	obj.conds = append(obj.conds, metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Mine", LastTransitionTime: metav1.Unix(2000, 0)})
-	if !h.release(obj) {
-		t.Error("release missed the Ready the sync function set")
-	}
-	if r := find(obj.conds, "Ready"); r == nil || r.Reason != "Mine" || !r.LastTransitionTime.Equal(&ts) {
-		t.Errorf("Ready = %+v, want the sync function's, with the unchanged status' transition time", r)
-	}
-}
-
-type condObj struct {
-	corev1.ConfigMap
-	conds []metav1.Condition
-}
-
-func (c *condObj) GetConditions() []metav1.Condition   { return c.conds }
-func (c *condObj) SetConditions(cs []metav1.Condition) { c.conds = cs }

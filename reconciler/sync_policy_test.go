@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
@@ -192,11 +193,11 @@ func TestSyncRefusesObjectTheCacheDoesNotHold(t *testing.T) {
 			reader, perms := readerWith(t, h.ns, tt.verbs)
 			env := *h.env
 			env.Client, env.Reader = hidingClient{Client: h.env.Client}, reader
-			r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
-				return []client.Object{configMap("orphan", map[string]string{"mine": "1"}), configMap("orphan-2", map[string]string{"mine": "2"})}, nil
+			r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+				return []client.Object{configMap("orphan", map[string]string{"mine": "1"}), configMap("orphan-2", map[string]string{"mine": "2"})}, reconciler.Done(), nil
 			})
 			for range 2 { // the second time, a list-only reader lists at once
-				err := r.Reconcile(t.Context(), h.getWidget(), &env)
+				_, err := r.Reconcile(t.Context(), h.getWidget(), &env)
 				if !koperrors.IsTerminal(err) || !strings.Contains(err.Error(), "ConfigMap "+h.ns+"/orphan: the object of that name has no controller") ||
 					!strings.Contains(err.Error(), "ConfigMap "+h.ns+"/orphan-2: the object of that name has no controller") {
 					t.Errorf("Reconcile = %v, want the terminal refusal of both", err)
@@ -262,11 +263,11 @@ func TestSyncDisownsObjectCreatedWhileItCreated(t *testing.T) {
 	}
 	env := *h.env
 	env.Client, env.Reader = hidingClient{Client: h.env.Client}, blindReader{} // neither sees it: as if it was created just after
-	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
-		return []client.Object{configMap("contested", map[string]string{"mine": "1"})}, nil
+	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+		return []client.Object{configMap("contested", map[string]string{"mine": "1"})}, reconciler.Done(), nil
 	})
 	w := h.getWidget()
-	err := r.Reconcile(t.Context(), w, &env)
+	_, err := r.Reconcile(t.Context(), w, &env)
 	if err == nil || koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Conflict || !strings.Contains(err.Error(), `created by "someone" while Sync was creating it`) {
 		t.Errorf("Reconcile = %v, want a retryable Conflict naming the other field manager", err)
 	}
@@ -612,7 +613,8 @@ func TestSyncDependsOnWaitsForReadiness(t *testing.T) {
 
 // The parent's conditions summarise its children: a Deployment rolling out
 // makes it Reconciling, one past its progress deadline Ready=False naming
-// it, a rolled-out one Ready. Conditions the sync function sets win.
+// it, a rolled-out one Ready. A Ready=True the sync function sets stands
+// once every child is ready; while one is not, the summary says so.
 func TestSyncSummarisesChildReadiness(t *testing.T) {
 	h := newSyncHarness(t, []client.Object{&appsv1.Deployment{}, &corev1.ConfigMap{}})
 	var mu sync.Mutex
@@ -652,11 +654,32 @@ func TestSyncSummarisesChildReadiness(t *testing.T) {
 	mu.Lock()
 	own = true
 	mu.Unlock()
-	step("the sync function's own Ready", "True/MyOwn", nil)
+	step("the sync function's own Ready, a child rolling out", "Unknown/ChildProgressing", nil)
+	step("the sync function's own Ready, every child ready", "True/MyOwn", rolledOut)
 }
 
-// A finalize function that is not done is run again; the parent goes once
-// it is. A Sync without one adds no finalizer.
+// finalizingSync is a Syncer with a Cleanup of its own, done on its third
+// call.
+type finalizingSync struct {
+	*reconciler.Syncer[*widget.Widget]
+	calls []int // the observed children count of each call
+}
+
+func (f *finalizingSync) Cleanup(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+	observed, err := f.Observe(ctx, w, env)
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	f.calls = append(f.calls, len(observed))
+	if len(f.calls) < 3 {
+		return reconciler.RequeueAfter(time.Second), nil
+	}
+	return reconciler.Done(), nil
+}
+
+// A type that embeds a Syncer and defines Cleanup gets a finalizer, and its
+// Cleanup runs until it reports done; the parent goes then. A Sync alone
+// adds no finalizer.
 func TestSyncFinalize(t *testing.T) {
 	h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
 	h.setDesired(func(*widget.Widget) []client.Object { return []client.Object{configMap("c", nil)} })
@@ -665,16 +688,8 @@ func TestSyncFinalize(t *testing.T) {
 		t.Errorf("a Sync without a finalize function added finalizers %v", fins)
 	}
 
-	var calls []int
-	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, h.sync,
-		reconciler.WithFinalize(func(_ context.Context, _ *widget.Widget, observed reconciler.Children) error {
-			calls = append(calls, len(observed))
-			if len(calls) < 3 {
-				return koperrors.RequeueAfter(nil, time.Second)
-			}
-			return nil
-		}))
-	a, _, err := reconciler.NewAdapter[*widget.Widget]("sync-finalize", h.env, r)
+	r := &finalizingSync{Syncer: reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, h.sync)}
+	a, err := loop.New[*widget.Widget]("sync-finalize", h.env, r, loop.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -706,7 +721,7 @@ func TestSyncFinalize(t *testing.T) {
 	if err := cluster.Client().Get(t.Context(), req.NamespacedName, &widget.Widget{}); !apierrors.IsNotFound(err) {
 		t.Errorf("after finalize reported done: Get = %v, want NotFound", err)
 	}
-	if diff := cmp.Diff([]int{1, 1, 1}, calls); diff != "" {
+	if diff := cmp.Diff([]int{1, 1, 1}, r.calls); diff != "" {
 		t.Errorf("finalize calls, each with the observed children count (-want +got):\n%s", diff)
 	}
 }

@@ -3,7 +3,6 @@ package reconciler
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -45,7 +44,7 @@ func cutNote(note string) string {
 
 // summarise sets the parent's Ready/Reconciling from its children: a
 // failed child makes it Ready=False, a waiting or converging one
-// Reconciling; otherwise it leaves them to the Adapter (Ready=True).
+// Reconciling; otherwise it leaves them to the loop (Ready=True).
 func (r *syncRun[T]) summarise(parent status.Setter) {
 	switch {
 	case len(r.failed) > 0:
@@ -68,72 +67,6 @@ func listSome(msgs []string) string {
 		return strings.Join(msgs, "; ")
 	}
 	return fmt.Sprintf("%s; and %d more", strings.Join(msgs[:some], "; "), len(msgs)-some)
-}
-
-// heldConditions are the parent's Ready, Reconciling and Stalled, taken
-// out while the sync function runs so that Sync can tell whether it set
-// them (setting one again to the same value included).
-type heldConditions struct {
-	before []metav1.Condition // all of them, in order
-}
-
-func isSummary(t string) bool {
-	return t == status.Ready || t == status.Reconciling || t == status.Stalled
-}
-
-// holdConditions takes Ready, Reconciling and Stalled out of obj.
-func holdConditions(obj status.Setter) heldConditions {
-	before := obj.GetConditions()
-	if !slices.ContainsFunc(before, func(c metav1.Condition) bool { return isSummary(c.Type) }) {
-		return heldConditions{}
-	}
-	obj.SetConditions(slices.DeleteFunc(slices.Clone(before), func(c metav1.Condition) bool { return isSummary(c.Type) }))
-	return heldConditions{before: before}
-}
-
-// release reports whether the sync function set Ready, Reconciling or
-// Stalled. If it did, those it set to an unchanged status keep their
-// lastTransitionTime; if not, the held ones are put back where they were.
-func (h heldConditions) release(obj status.Setter) bool {
-	now := obj.GetConditions()
-	if slices.ContainsFunc(now, func(c metav1.Condition) bool { return isSummary(c.Type) }) {
-		for i := range now {
-			if old := find(h.before, now[i].Type); old != nil && isSummary(old.Type) && old.Status == now[i].Status {
-				now[i].LastTransitionTime = old.LastTransitionTime
-			}
-		}
-		return true
-	}
-	if len(h.before) == 0 {
-		return false
-	}
-	// The held conditions where they were, the others as the sync
-	// function left them, new ones last.
-	out := make([]metav1.Condition, 0, len(now)+3)
-	for _, c := range h.before {
-		switch {
-		case isSummary(c.Type):
-			out = append(out, c)
-		case find(now, c.Type) != nil:
-			out = append(out, *find(now, c.Type))
-		}
-	}
-	for _, c := range now {
-		if find(h.before, c.Type) == nil {
-			out = append(out, c)
-		}
-	}
-	obj.SetConditions(out)
-	return false
-}
-
-func find(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 // immutable reports whether err is the API server refusing an update

@@ -26,6 +26,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
@@ -85,7 +86,7 @@ func newSyncHarness(t *testing.T, kinds []client.Object, opts ...reconciler.Sync
 		t.Fatal(err)
 	}
 	r := reconciler.Sync(kinds, h.sync, opts...)
-	h.adapter, _, err = reconciler.NewAdapter[*widget.Widget]("sync", h.env, r, reconciler.WithMetrics(m))
+	h.adapter, err = loop.New[*widget.Widget]("sync", h.env, r, loop.Options{Metrics: m})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func newSyncHarness(t *testing.T, kinds []client.Object, opts ...reconciler.Sync
 
 // sync is the harness' sync function: it records what it observed and returns
 // h.desired.
-func (h *syncHarness) sync(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, error) {
+func (h *syncHarness) sync(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, reconciler.Action, error) {
 	var seen []string
 	for _, cm := range observed.List(&corev1.ConfigMap{}) {
 		seen = append(seen, "ConfigMap/"+cm.GetName())
@@ -106,7 +107,7 @@ func (h *syncHarness) sync(_ context.Context, w *widget.Widget, observed reconci
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.observed = seen
-	return h.desired(w), nil
+	return h.desired(w), reconciler.Done(), nil
 }
 
 func (h *syncHarness) setDesired(f func(w *widget.Widget) []client.Object) {
@@ -408,15 +409,13 @@ func TestSyncRefusals(t *testing.T) {
 		{"depends on itself", []client.Object{&corev1.ConfigMap{}}, []client.Object{reconciler.Child(configMap("a", nil), reconciler.DependsOn{configMap("a", nil)})}, nil,
 			koperrors.Config, "depends on itself"},
 		{"DependsOn on a kind", []client.Object{reconciler.Child(&corev1.ConfigMap{}, reconciler.DependsOn{configMap("a", nil)})}, nil, nil, koperrors.Config, "DependsOn names children, not kinds"},
-		{"finalize for another type", []client.Object{&corev1.ConfigMap{}}, nil, []reconciler.SyncOption{reconciler.WithFinalize(
-			func(context.Context, *corev1.Namespace, reconciler.Children) error { return nil })}, koperrors.Config, "WithFinalize: the function takes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := reconciler.Sync(tt.kinds, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
-				return tt.desired, nil
+			r := reconciler.Sync(tt.kinds, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+				return tt.desired, reconciler.Done(), nil
 			}, tt.opts...)
-			err := r.Reconcile(t.Context(), w, h.env)
+			_, err := r.Reconcile(t.Context(), w, h.env)
 			if err == nil {
 				t.Fatal("Reconcile = nil, want an error")
 			}
@@ -487,10 +486,10 @@ func TestChildren(t *testing.T) {
 func TestSyncAppliesThenRequeues(t *testing.T) {
 	h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
 	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
-		func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, error) {
-			return []client.Object{configMap("later", nil)}, koperrors.RequeueAfter(nil, time.Minute)
+		func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			return []client.Object{configMap("later", nil)}, reconciler.RequeueAfter(time.Minute), nil
 		})
-	a, _, err := reconciler.NewAdapter[*widget.Widget]("sync-requeue", h.env, r)
+	a, err := loop.New[*widget.Widget]("sync-requeue", h.env, r, loop.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,12 +515,12 @@ func TestSyncClusterScopedParent(t *testing.T) {
 	cm.Namespace = h.ns
 	var desired []client.Object
 	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}, &rbacv1.ClusterRole{}},
-		func(context.Context, *corev1.Namespace, reconciler.Children) ([]client.Object, error) {
-			return desired, nil
+		func(context.Context, *corev1.Namespace, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			return desired, reconciler.Done(), nil
 		})
 
 	desired = []client.Object{cm, role}
-	if err := r.Reconcile(t.Context(), &parent, h.env); err != nil {
+	if _, err := r.Reconcile(t.Context(), &parent, h.env); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range []client.Object{&rbacv1.ClusterRole{ObjectMeta: role.ObjectMeta}, &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta}} {
@@ -535,7 +534,7 @@ func TestSyncClusterScopedParent(t *testing.T) {
 	h.settle(&rbacv1.ClusterRole{ObjectMeta: role.ObjectMeta}, &corev1.ConfigMap{ObjectMeta: cm.ObjectMeta})
 
 	desired = []client.Object{cm}
-	if err := r.Reconcile(t.Context(), &parent, h.env); err != nil {
+	if _, err := r.Reconcile(t.Context(), &parent, h.env); err != nil {
 		t.Fatal(err)
 	}
 	if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(role), &rbacv1.ClusterRole{}); !apierrors.IsNotFound(err) {
@@ -543,7 +542,7 @@ func TestSyncClusterScopedParent(t *testing.T) {
 	}
 
 	desired = []client.Object{configMap("nowhere", nil)}
-	err := r.Reconcile(t.Context(), &parent, h.env)
+	_, err := r.Reconcile(t.Context(), &parent, h.env)
 	if !koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), "must name its namespace") {
 		t.Errorf("namespaced child of a cluster-scoped parent without a namespace: %v, want a terminal Invalid error", err)
 	}

@@ -25,15 +25,11 @@ const (
 	Stalled = "Stalled"
 )
 
-// Reasons this package writes by itself. Other reasons come from the
-// caller, or from an error's kind in [SetError] ("NotFound", "Invalid", ...).
-const (
-	// ReasonSucceeded is Ready's reason after [SetError] with a nil error.
-	ReasonSucceeded = "Succeeded"
-	// ReasonProgressing is the reason [SetError] gives to a plain request
-	// to come back later (koperrors.RequeueAfter with a nil cause).
-	ReasonProgressing = "Progressing"
-)
+// ReasonSucceeded is the reason of the Ready=True that [Finish] and
+// [SetError] write for a success the reconciler did not describe itself.
+// Other reasons come from the caller, or from an error's kind
+// ("NotFound", "Invalid", ...).
+const ReasonSucceeded = "Succeeded"
 
 // MarkReady records that the desired state is in effect: Ready=True with
 // reason and message, Reconciling and Stalled removed. It reports whether

@@ -3,7 +3,6 @@ package status_test
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -115,22 +114,6 @@ func TestSetError(t *testing.T) {
 		},
 		wantOG:  5,
 		current: true,
-	}, {
-		name: "plain requeue is progress, not failure",
-		err:  koperrors.RequeueAfter(nil, 30*time.Second),
-		want: []summary{
-			{"Ready", "Unknown", status.ReasonProgressing, "requeue after 30s", 5},
-			{"Reconciling", "True", status.ReasonProgressing, "requeue after 30s", 5},
-		},
-		wantOG: 1,
-	}, {
-		name: "requeue with a cause is an error",
-		err:  koperrors.RequeueAfter(koperrors.Errorf(koperrors.NotFound, "secret db missing"), time.Minute),
-		want: []summary{
-			{"Ready", "False", "NotFound", "secret db missing", 5},
-			{"Reconciling", "True", "NotFound", "secret db missing", 5},
-		},
-		wantOG: 1,
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func ExampleSync() {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "hello"},
 		Spec:       v1alpha1.EchoServerSpec{Message: "hello, world", Replicas: new(int32(2)), Port: 8080},
 	}
-	desired, err := echoserver.Sync(context.Background(), es, reconciler.Children{})
+	desired, _, err := echoserver.Sync(context.Background(), es, reconciler.Children{})
 	if err != nil {
 		panic(err)
 	}

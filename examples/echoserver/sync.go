@@ -59,13 +59,13 @@ func ChildKinds() []client.Object {
 // name, such as one with a dot) is a terminal error of Kind Invalid naming
 // the field: the framework marks it Stalled and does not retry it until it
 // changes, and nothing is applied.
-func Sync(_ context.Context, es *v1alpha1.EchoServer, observed reconciler.Children) ([]client.Object, error) {
+func Sync(_ context.Context, es *v1alpha1.EchoServer, observed reconciler.Children) ([]client.Object, reconciler.Action, error) {
 	if errs := validate(es); len(errs) > 0 {
-		return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(es)))
+		return nil, reconciler.Done(), koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(es)))
 	}
 	dep, svc := deployment(es), service(es)
 	setStatus(es, dep, observed)
-	return []client.Object{dep, svc}, nil
+	return []client.Object{dep, svc}, reconciler.Done(), nil
 }
 
 // labels are the labels of the pods of es, and the Service's selector.

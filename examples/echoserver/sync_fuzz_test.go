@@ -56,7 +56,7 @@ func FuzzSync(f *testing.F) {
 		if observe {
 			// The Deployment as the server holds it: what Sync wants (or,
 			// stale, an older message) with the fuzzed rollout status.
-			if desired, err := echoserver.Sync(ctx, es.DeepCopy(), reconciler.Children{}); err == nil {
+			if desired, _, err := echoserver.Sync(ctx, es.DeepCopy(), reconciler.Children{}); err == nil {
 				dep := desired[0].(*appsv1.Deployment).DeepCopy()
 				dep.Namespace, dep.Generation = namespace, generation
 				if stale {
@@ -75,7 +75,7 @@ func FuzzSync(f *testing.F) {
 			}
 		}
 
-		children, err := echoserver.Sync(ctx, es, observed)
+		children, _, err := echoserver.Sync(ctx, es, observed)
 		if err != nil {
 			if !koperrors.IsTerminal(err) {
 				t.Errorf("Sync: %v: not terminal, so retried forever", err)

@@ -461,7 +461,7 @@ func TestSyncStatus(t *testing.T) {
 	// observed returns the Deployment Sync wants, as the server would hold it
 	// at generation 2 with the given status, changed by edit.
 	observed := func(st appsv1.DeploymentStatus, edit func(*appsv1.Deployment)) *appsv1.Deployment {
-		desired, err := echoserver.Sync(t.Context(), newES(), reconciler.Children{})
+		desired, _, err := echoserver.Sync(t.Context(), newES(), reconciler.Children{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -503,7 +503,7 @@ func TestSyncStatus(t *testing.T) {
 				children = append(children, tt.dep)
 			}
 			es := newES()
-			if _, err := echoserver.Sync(t.Context(), es, children); err != nil {
+			if _, _, err := echoserver.Sync(t.Context(), es, children); err != nil {
 				t.Fatal(err)
 			}
 			c := status.Get(es, status.Ready)

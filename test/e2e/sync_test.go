@@ -49,10 +49,10 @@ func startSync(t *testing.T, ns string, kinds []client.Object, desired func(w *w
 	if err != nil {
 		t.Fatal(err)
 	}
-	syncer := reconciler.Sync(kinds, func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, error) {
+	syncer := reconciler.Sync(kinds, func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
 		op.mu.Lock()
 		defer op.mu.Unlock()
-		return op.desired(w), nil
+		return op.desired(w), reconciler.Done(), nil
 	})
 	b := kopcontroller.New[*widget.Widget](ns, syncer)
 	for _, k := range syncer.ChildKinds() {

@@ -15,7 +15,6 @@ import (
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	webappv1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 	"github.com/kopgo/kopgo/owners"
-	"github.com/kopgo/kopgo/reconciler"
 )
 
 // Options configure the operator. The zero value of a field means its
@@ -84,7 +83,7 @@ func New(o Options) *kopcontroller.Builder[*webappv1.WebApp] {
 		HealthPort(o.HealthPort).
 		MetricsPort(o.MetricsPort).
 		GracefulShutdown(30*time.Second).
-		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
+		ReconcileTimeout(time.Minute).
 		Concurrency(o.Concurrency).
 		// The cached WebApps drop managedFields: nothing here reads them,
 		// and they are often the larger part of an object.

@@ -46,41 +46,41 @@ type Reconciler struct {
 }
 
 // Reconcile implements reconciler.Reconciler.
-func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) error {
+func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) (reconciler.Action, error) {
 	if errs := validate(app); len(errs) > 0 {
 		// Retrying cannot fix the spec: Stalled until the WebApp changes.
-		return koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(app)))
+		return reconciler.Done(), koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, errs.ToAggregate(), "validate", kopmeta.RefOf(app)))
 	}
 	secrets, err := mountedSecrets(ctx, env.Client, app)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 
 	cm, err := configMap(app, env.Scheme)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 	svc, err := service(app, env.Scheme)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 	dep, err := deployment(app, secrets, env.Scheme)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 	// The ConfigMap first: the pods read it at start.
 	for _, child := range []any{cm, svc} {
 		if _, err := applyChild(ctx, app, env, child); err != nil {
-			return err
+			return reconciler.Done(), err
 		}
 	}
 	res, err := applyChild(ctx, app, env, dep)
 	if err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 	var d appsv1.Deployment
 	if err := env.Scheme.Convert(res.Object(), &d, nil); err != nil {
-		return koperrors.Wrap(err, "read Deployment", kopmeta.RefOf(app))
+		return reconciler.Done(), koperrors.Wrap(err, "read Deployment", kopmeta.RefOf(app))
 	}
 	if res.Outcome == apply.Updated && d.Generation > d.Status.ObservedGeneration {
 		// A new spec the Deployment controller has not seen yet: ours.
@@ -90,12 +90,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 	}
 	url := fmt.Sprintf("http://%s.%s.svc:%d", app.Name, app.Namespace, port(app))
 	if err := r.register(ctx, app, env, url); err != nil {
-		return err
+		return reconciler.Done(), err
 	}
 
 	app.Status.URL = url
 	reportRollout(app, &d, env)
-	return nil
+	return reconciler.Done(), nil
 }
 
 // applyChild applies one child and records its creation, or its repair

@@ -73,18 +73,18 @@ func (r *Reconciler) register(ctx context.Context, app *webappv1.WebApp, env *re
 // Cleanup implements reconciler.Finalizer: it removes app's registry entry.
 // The children need no cleanup: their owner references let Kubernetes'
 // garbage collector delete them.
-func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) error {
+func (r *Reconciler) Cleanup(ctx context.Context, app *webappv1.WebApp, env *reconciler.Env) (reconciler.Action, error) {
 	var cm corev1ac.ConfigMapApplyConfiguration
 	cm.WithAPIVersion("v1").WithKind("ConfigMap").WithName(RegistryName).WithNamespace(r.RegistryNamespace)
 	res, err := env.Applier.Apply(ctx, &cm, client.FieldOwner(registryOwner(app)))
 	if koperrors.KindOf(err) == koperrors.NotFound {
-		return nil // the registry's namespace is gone, and the entry with it
+		return reconciler.Done(), nil // the registry's namespace is gone, and the entry with it
 	}
 	if err != nil {
-		return koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), kopmeta.RefOf(app))
+		return reconciler.Done(), koperrors.Wrap(err, "remove registry entry "+RegistryKey(app), kopmeta.RefOf(app))
 	}
 	if res.Outcome != apply.Unchanged {
 		env.Recorder.Normal(app, nil, "Deregistered", "Cleanup", fmt.Sprintf("removed %s from ConfigMap %s/%s", RegistryKey(app), r.RegistryNamespace, RegistryName))
 	}
-	return nil
+	return reconciler.Done(), nil
 }

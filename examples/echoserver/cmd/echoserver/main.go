@@ -91,7 +91,7 @@ func newBuilder(o options) *kopcontroller.Builder[*v1alpha1.EchoServer] {
 		HealthPort(o.healthPort).
 		MetricsPort(o.metricsPort).
 		GracefulShutdown(30 * time.Second).
-		ReconcilerOptions(reconciler.WithTimeout(time.Minute)).
+		ReconcileTimeout(time.Minute).
 		Concurrency(o.concurrency).
 		Owns(&appsv1.Deployment{}).
 		Owns(&corev1.Service{})

@@ -1,4 +1,4 @@
-package reconciler_test
+package loop_test
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 func TestConditionsSetByTheReconcilerStand(t *testing.T) {
 	var phase atomic.Value // "rolling", "available", "fail", "plain"
 	phase.Store("rolling")
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		switch phase.Load() {
 		case "rolling":
 			if status.Get(w, status.Reconciling) != nil {
@@ -29,9 +29,9 @@ func TestConditionsSetByTheReconcilerStand(t *testing.T) {
 		case "available":
 			status.MarkReady(w, "Available", "2 of 2 pods")
 		case "fail":
-			return errors.New("boom")
+			return reconciler.Done(), errors.New("boom")
 		}
-		return nil
+		return reconciler.Done(), nil
 	}))
 
 	step := func(name, wantReady, wantReconciling string, wantWrite bool) {
@@ -72,9 +72,9 @@ func TestConditionsSetByTheReconcilerStand(t *testing.T) {
 // Ready passes through Unknown within each reconcile, but its stored status
 // stays False, so its lastTransitionTime must not move.
 func TestIdenticalFailedRetriesWriteNothing(t *testing.T) {
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		status.MarkReconciling(w, "Applying", "applying children")
-		return errors.New("apply ConfigMap a: boom")
+		return reconciler.Done(), errors.New("apply ConfigMap a: boom")
 	}))
 	if _, err := h.reconcile(); err == nil {
 		t.Fatal("the failure reached controller-runtime as a success")

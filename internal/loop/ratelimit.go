@@ -1,4 +1,4 @@
-package reconciler
+package loop
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// The retry schedule of the rate limiter [NewAdapter] returns.
+// The retry schedule of the loop's rate limiter.
 const (
 	backoffBase = 5 * time.Millisecond
 	backoffMax  = 5 * time.Minute
@@ -23,7 +23,7 @@ const (
 // rateLimiter is controller-runtime's default schedule (per-item
 // exponential backoff, overall token bucket) with two kopgo rules: a delay
 // the reconciler asked for wins, and outages do not grow the backoff past
-// transientMax. The Adapter tells it about each failure ([rateLimiter.failed])
+// transientMax. The loop tells it about each failure ([rateLimiter.failed])
 // just before controller-runtime asks When.
 type rateLimiter struct {
 	mu sync.Mutex
@@ -36,7 +36,7 @@ type rateLimiter struct {
 	bucket              *rate.Limiter
 }
 
-// hint is what the Adapter knows about an object's last failure.
+// hint is what the loop knows about an object's last failure.
 type hint struct {
 	after     time.Duration // asked for by the reconciler; 0: none
 	transient bool
@@ -51,7 +51,7 @@ func newRateLimiter() *rateLimiter {
 	}
 }
 
-// failed records how the Adapter wants req's next attempt timed.
+// failed records how the loop wants req's next attempt timed.
 func (r *rateLimiter) failed(req reconcile.Request, asked bool, after time.Duration, transient bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

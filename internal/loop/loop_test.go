@@ -1,4 +1,4 @@
-package reconciler_test
+package loop_test
 
 import (
 	"context"
@@ -16,11 +16,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
@@ -45,7 +48,7 @@ type harness struct {
 	events  *observability.FakeRecorder
 }
 
-func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...reconciler.Option) *harness {
+func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...func(*loop.Options)) *harness {
 	t.Helper()
 	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace(t), Name: "w"}, Spec: widget.WidgetSpec{Size: 1}}
 	if err := cluster.Client().Create(t.Context(), w); err != nil {
@@ -58,11 +61,15 @@ func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...r
 	}
 	events := &observability.FakeRecorder{}
 	env := &reconciler.Env{Client: client.WithFieldOwner(cluster.Client(), "test-controller"), Reader: cluster.Client(), Recorder: events, Scheme: cluster.Scheme()}
-	a, limiter, err := reconciler.NewAdapter[*widget.Widget]("widgets", env, r, append([]reconciler.Option{reconciler.WithMetrics(m)}, opts...)...)
+	o := loop.Options{Metrics: m}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	l, err := loop.New[*widget.Widget]("widgets", env, r, o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{t: t, w: w, adapter: a, limiter: limiter, reg: reg, events: events}
+	return &harness{t: t, w: w, adapter: l, limiter: l.ControllerOptions(crcontroller.Options{}).RateLimiter, reg: reg, events: events}
 }
 
 func (h *harness) reconcile() (reconcile.Result, error) {
@@ -105,9 +112,9 @@ func condition(w *widget.Widget, t string) string {
 
 func TestSuccessMarksReadyAndObservedGeneration(t *testing.T) {
 	var calls atomic.Int32
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return nil
+		return reconciler.Done(), nil
 	}))
 	res, err := h.reconcile()
 	if err != nil || res != (reconcile.Result{}) {
@@ -131,9 +138,9 @@ func TestSuccessMarksReadyAndObservedGeneration(t *testing.T) {
 
 func TestGoneObjectIsSkipped(t *testing.T) {
 	var calls atomic.Int32
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return nil
+		return reconciler.Done(), nil
 	}))
 	res, err := h.adapter.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Namespace: h.w.Namespace, Name: "missing"}})
 	if err != nil || res != (reconcile.Result{}) || calls.Load() != 0 {
@@ -145,8 +152,10 @@ func TestErrorsAndMarkers(t *testing.T) {
 	// crErr is what controller-runtime sees: "" (nil), "error" or
 	// "terminal". after is the delay: RequeueAfter without an error, or
 	// the rate limiter's next delay with one (-1: its own backoff).
+	fieldCause := field.ErrorList{field.Invalid(field.NewPath("data", "x"), "y", "not allowed")}
 	tests := []struct {
 		name       string
+		action     reconciler.Action
 		err        error
 		wantResult string
 		crErr      string
@@ -155,18 +164,21 @@ func TestErrorsAndMarkers(t *testing.T) {
 		stalled    string
 		errorKind  string
 	}{
-		{"retryable", koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "unavailable"},
-		{"terminal", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
-		{"invalid from the API server", apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
-		{"bad request from the API server", apierrors.NewBadRequest("yaml: control characters are not allowed"), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
-		{"requeue only", koperrors.RequeueAfter(nil, 30*time.Second), "requeue", "", 30 * time.Second, "Unknown/Progressing", "-", ""},
-		{"error with requeue", koperrors.RequeueAfter(errors.New("later"), time.Minute), "error", "error", time.Minute, "False/Internal", "-", "internal"},
-		{"already exists", apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "already_exists"},
-		{"conflict", apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", "", 0, "-", "-", ""},
+		{"retryable", reconciler.Done(), koperrors.Errorf(koperrors.Unavailable, "backend down"), "error", "error", -1, "False/Unavailable", "-", "unavailable"},
+		{"terminal", reconciler.Done(), koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: must be positive")), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
+		{"422 naming a field", reconciler.Done(), apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", fieldCause), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
+		{"422 naming no field is retried", reconciler.Done(), apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "c", nil), "error", "error", -1, "False/Invalid", "-", "invalid"},
+		{"bad request from the API server", reconciler.Done(), apierrors.NewBadRequest("yaml: control characters are not allowed"), "terminal", "terminal", 0, "False/Invalid", "True/Invalid", "invalid"},
+		{"requeue only changes no condition", reconciler.RequeueAfter(30 * time.Second), nil, "requeue", "", 30 * time.Second, "True/Succeeded", "-", ""},
+		{"error with requeue", reconciler.RequeueAfter(time.Minute), errors.New("later"), "error", "error", time.Minute, "False/Internal", "-", "internal"},
+		{"already exists", reconciler.Done(), apierrors.NewAlreadyExists(schema.GroupResource{Resource: "configmaps"}, "c"), "error", "error", -1, "False/AlreadyExists", "-", "already_exists"},
+		{"conflict", reconciler.Done(), apierrors.NewConflict(schema.GroupResource{Resource: "widgets"}, "w", errors.New("modified")), "conflict", "", 0, "-", "-", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error { return tt.err }))
+			h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+				return tt.action, tt.err
+			}))
 			res, err := h.reconcile()
 			crErr := ""
 			switch {
@@ -204,7 +216,7 @@ func TestErrorsAndMarkers(t *testing.T) {
 }
 
 func TestPanicIsRecovered(t *testing.T) {
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		panic(fmt.Sprintf("bug handling %s", w.Name))
 	}))
 	_, err := h.reconcile()
@@ -222,10 +234,10 @@ func TestPanicIsRecovered(t *testing.T) {
 // A reconcile that runs past its deadline is cut, counted as a timeout
 // error, and Ready=False says so, written in the window after the deadline.
 func TestTimeoutIsReportedInStatus(t *testing.T) {
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(ctx context.Context, _ *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		<-ctx.Done()
-		return ctx.Err()
-	}), reconciler.WithTimeout(200*time.Millisecond))
+		return reconciler.Done(), ctx.Err()
+	}), func(o *loop.Options) { o.Timeout = 200 * time.Millisecond })
 	_, err := h.reconcile()
 	if koperrors.KindOf(err) != koperrors.Timeout {
 		t.Fatalf("Reconcile = %v, want a Timeout error", err)
@@ -245,17 +257,17 @@ type cleaner struct {
 	failCleanup          atomic.Bool
 }
 
-func (c *cleaner) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
+func (c *cleaner) Reconcile(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 	c.reconciles.Add(1)
-	return nil
+	return reconciler.Done(), nil
 }
 
-func (c *cleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) error {
+func (c *cleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 	c.cleanups.Add(1)
 	if c.failCleanup.Load() {
-		return koperrors.Errorf(koperrors.Unavailable, "external system down")
+		return reconciler.Done(), koperrors.Errorf(koperrors.Unavailable, "external system down")
 	}
-	return nil
+	return reconciler.Done(), nil
 }
 
 func TestFinalizerProtocol(t *testing.T) {
@@ -266,7 +278,7 @@ func TestFinalizerProtocol(t *testing.T) {
 	}
 	got := h.get()
 	if len(got.Finalizers) != 1 || got.Finalizers[0] != "kopgo.dev/widgets" {
-		t.Fatalf("finalizers %v, want ours added before the first reconcile", got.Finalizers)
+		t.Fatalf("finalizers %v, want ours added by the first reconcile", got.Finalizers)
 	}
 	// Another controller's finalizer must survive our cleanup.
 	got.Finalizers = append(got.Finalizers, "other.io/keep")
@@ -307,8 +319,8 @@ type fixed struct{}
 
 func (fixed) RetryAfter(*widget.Widget, error) time.Duration { return 30 * time.Second }
 
-func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) error {
-	return errors.New("always failing")
+func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), errors.New("always failing")
 }
 
 func TestErrorPolicy(t *testing.T) {
@@ -325,16 +337,16 @@ func TestErrorPolicy(t *testing.T) {
 	}
 }
 
-func TestNewAdapterRejectsMistakes(t *testing.T) {
+func TestNewRejectsMistakes(t *testing.T) {
 	env := &reconciler.Env{Client: cluster.Client(), Scheme: cluster.Scheme()}
-	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", env, nil); koperrors.KindOf(err) != koperrors.Config {
+	if _, err := loop.New[*widget.Widget]("x", env, nil, loop.Options{}); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil reconciler: %v", err)
 	}
-	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
+	if _, err := loop.New[*widget.Widget]("x", nil, reconciler.Func[*widget.Widget](nil), loop.Options{}); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("nil env: %v", err)
 	}
 	empty := &reconciler.Env{Client: cluster.Client(), Scheme: runtime.NewScheme()}
-	if _, _, err := reconciler.NewAdapter[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil)); koperrors.KindOf(err) != koperrors.Config {
+	if _, err := loop.New[*widget.Widget]("x", empty, reconciler.Func[*widget.Widget](nil), loop.Options{}); koperrors.KindOf(err) != koperrors.Config {
 		t.Errorf("kind not in scheme: %v", err)
 	}
 }
@@ -344,9 +356,9 @@ func TestNewAdapterRejectsMistakes(t *testing.T) {
 // finalizer of someone else's keeps it around while it is reconciled.
 func TestDeletingObjectWithoutCleanupGetsNoStatusWrite(t *testing.T) {
 	var calls atomic.Int32
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) error {
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 		calls.Add(1)
-		return nil
+		return reconciler.Done(), nil
 	}))
 	w := h.get()
 	w.Finalizers = []string{"example.com/someone-else"}

@@ -1,4 +1,4 @@
-package reconciler
+package loop
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kopgo/kopgo/reconciler"
 )
 
 // abandonGrace is how long a call past its deadline (or past the shutdown
@@ -25,69 +27,76 @@ const abandonedPoll = time.Second
 // A call that ignores its context is not waited for past its deadline plus
 // [abandonGrace]: it is left running (abandoned = true), the worker is
 // freed for other objects, and req is marked so that the object is not
-// reconciled again until that call returns (see [adapter.stillRunning]).
-func (a *adapter[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) error) (abandoned bool, err error) {
+// reconciled again until that call returns (see [Loop.stillRunning]).
+func (l *Loop[T]) call(ctx context.Context, req reconcile.Request, f func(context.Context) (reconciler.Action, error)) (action reconciler.Action, abandoned bool, err error) {
 	cctx, cancel := ctx, context.CancelFunc(func() {})
-	if a.o.Timeout > 0 {
-		cctx, cancel = context.WithTimeout(ctx, a.o.Timeout)
+	if l.o.Timeout > 0 {
+		cctx, cancel = context.WithTimeout(ctx, l.o.Timeout)
 	}
-	done := make(chan error, 1)
+	done := make(chan returned, 1)
 	go func() {
-		var err error
+		var r returned
 		defer func() {
-			if r := recover(); r != nil {
-				log.FromContext(ctx).Error(fmt.Errorf("panic: %v", r), "Reconciler panicked", "stack", string(debug.Stack()))
-				err = &panicError{value: r}
+			if v := recover(); v != nil {
+				log.FromContext(ctx).Error(fmt.Errorf("panic: %v", v), "Reconciler panicked", "stack", string(debug.Stack()))
+				r = returned{err: &panicError{value: v}}
 			}
-			done <- err
+			done <- r
 		}()
-		err = f(cctx)
+		r.action, r.err = f(cctx)
 	}()
 
+	var r returned
 	select {
-	case err = <-done:
+	case r = <-done:
 	case <-cctx.Done():
 		grace := time.NewTimer(abandonGrace)
 		select {
-		case err = <-done:
+		case r = <-done:
 			grace.Stop()
 		case <-grace.C:
-			a.abandon(ctx, req, done, cancel)
-			return true, &timeoutError{after: a.o.Timeout, abandoned: true}
+			l.abandon(ctx, req, done, cancel)
+			return reconciler.Action{}, true, &timeoutError{after: l.o.Timeout, abandoned: true}
 		}
 	}
 	cancel()
 	if cctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
-		err = &timeoutError{after: a.o.Timeout, cause: err}
+		r.err = &timeoutError{after: l.o.Timeout, cause: r.err}
 	}
-	return false, err
+	return r.action, false, r.err
+}
+
+// returned is what a call of user code returned.
+type returned struct {
+	action reconciler.Action
+	err    error
 }
 
 // abandon records that a call for req is still running and forgets it when
 // it returns.
-func (a *adapter[T]) abandon(ctx context.Context, req reconcile.Request, done <-chan error, cancel context.CancelFunc) {
+func (l *Loop[T]) abandon(ctx context.Context, req reconcile.Request, done <-chan returned, cancel context.CancelFunc) {
 	finished := make(chan struct{})
-	a.mu.Lock()
-	a.abandoned[req] = finished
-	a.mu.Unlock()
+	l.mu.Lock()
+	l.abandoned[req] = finished
+	l.mu.Unlock()
 	logger := log.FromContext(ctx)
-	logger.Error(nil, "Reconcile ignored its cancellation; leaving it running and freeing the worker", "timeout", a.o.Timeout)
+	logger.Error(nil, "Reconcile ignored its cancellation; leaving it running and freeing the worker", "timeout", l.o.Timeout)
 	go func() {
-		err := <-done
+		r := <-done
 		cancel()
-		a.mu.Lock()
-		delete(a.abandoned, req)
-		a.mu.Unlock()
+		l.mu.Lock()
+		delete(l.abandoned, req)
+		l.mu.Unlock()
 		close(finished)
-		logger.Info("Abandoned reconcile returned; its result is discarded", "error", fmt.Sprint(err))
+		logger.Info("Abandoned reconcile returned; its result is discarded", "error", fmt.Sprint(r.err))
 	}()
 }
 
 // stillRunning reports whether an abandoned call for req has not returned.
-func (a *adapter[T]) stillRunning(req reconcile.Request) bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	_, ok := a.abandoned[req]
+func (l *Loop[T]) stillRunning(req reconcile.Request) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.abandoned[req]
 	return ok
 }
 

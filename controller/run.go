@@ -1,0 +1,219 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/kopgo/kopgo/apply"
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/childindex"
+	"github.com/kopgo/kopgo/internal/loop"
+	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
+)
+
+// Setup adds the controller to an existing manager.
+func (b *Builder[T]) Setup(mgr manager.Manager) error {
+	return b.setup(mgr, false)
+}
+
+func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
+	if b.watcher != nil && !ownManager {
+		b.errs = append(b.errs, fmt.Errorf("controller %q: WatcherConfig needs Run; configure the manager's cache yourself with Setup", b.name))
+	}
+	if err := b.err(); err != nil {
+		return err
+	}
+	recorder := b.recorder
+	if recorder == nil {
+		// Writes through the manager's client; flushed when the manager
+		// stops (and by Run once it has stopped).
+		r, err := observability.NewRecorder(mgr, b.name)
+		if err != nil {
+			return koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
+		}
+		recorder, b.ownRecorder = r, r
+	}
+	metrics, err := observability.Default()
+	if err != nil {
+		return err
+	}
+	owns, err := b.ownedKinds(mgr.GetScheme())
+	if err != nil {
+		return err
+	}
+	if o, ok := b.r.(reconciler.Owner); ok {
+		if err := childindex.Add(context.Background(), mgr.GetFieldIndexer(), o.ChildKinds()); err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, "controller "+b.name, kopmeta.ObjectRef{})
+		}
+	}
+	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	declared, err := declaredKinds(mgr.GetScheme(), append(append([]client.Object{proto}, owns...), b.watchedKinds()...))
+	if err != nil {
+		return err
+	}
+	// The Applier reads only the kinds the controller watches from the
+	// cache (see declaredOnly), shares the manager's HTTP client and REST
+	// mapper, and counts its outcomes under the controller's name.
+	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner, apply.WithCluster(mgr),
+		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
+	if err != nil {
+		return err
+	}
+	env := &reconciler.Env{
+		Client: client.WithFieldOwner(mgr.GetClient(), b.fieldOwner), Reader: mgr.GetAPIReader(), Recorder: recorder,
+		Scheme: mgr.GetScheme(), Applier: applier,
+	}
+	lo := b.loop
+	lo.Metrics = metrics
+	if grace := b.grace(ownManager); grace > 0 {
+		lo.Drain = drainWindow(grace)
+	}
+	l, err := loop.New(b.name, env, b.r, lo)
+	if err != nil {
+		return err
+	}
+	var forOpts []builder.ForOption
+	if b.selector != nil {
+		sel := b.selector
+		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return sel.Matches(labels.Set(o.GetLabels()))
+		})))
+	}
+	if b.predicates == nil {
+		forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
+	} else if len(b.predicates) > 0 {
+		forOpts = append(forOpts, builder.WithPredicates(b.predicates...))
+	}
+	copts := b.ctrlOptions
+	if copts.MaxConcurrentReconciles == 0 {
+		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
+	}
+	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).
+		WithOptions(l.ControllerOptions(copts)).
+		// Deletions the API server let past the finalizer still get their
+		// cleanup (kubernetes/kubernetes#77988).
+		Watches(proto, l.DeleteHandler(), builder.WithPredicates(deletesOnly()))
+	for _, o := range owns {
+		bld = bld.Owns(o)
+	}
+	for _, w := range b.watches {
+		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))
+	}
+	for _, f := range b.raw {
+		f(bld)
+	}
+	return bld.Complete(l)
+}
+
+// Run builds a manager (from Config, or the kubeconfig or in-cluster
+// configuration), adds the controller and blocks until ctx ends and
+// shutdown finishes.
+func (b *Builder[T]) Run(ctx context.Context) error {
+	if err := b.err(); err != nil {
+		return err
+	}
+	cfg := b.config
+	if cfg == nil {
+		var err error
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, "load kubeconfig", kopmeta.ObjectRef{})
+		}
+	}
+	scheme := b.scheme
+	if scheme == nil {
+		scheme = clientgoscheme.Scheme
+	}
+	opts := manager.Options{
+		Scheme: scheme,
+		Metrics: metricsserver.Options{
+			BindAddress: addr(b.metricsPort), SecureServing: true, FilterProvider: filters.WithAuthenticationAndAuthorization,
+		},
+		LeaderElection:                b.leaderName != "",
+		LeaderElectionNamespace:       b.leaderNamespace,
+		LeaderElectionID:              b.leaderName,
+		LeaderElectionReleaseOnCancel: true,
+	}
+	if b.metricsOptions != nil {
+		b.metricsOptions(&opts.Metrics)
+	}
+	grace := b.grace(true)
+	opts.GracefulShutdownTimeout = &grace
+	if b.lease > 0 {
+		opts.LeaseDuration, opts.RenewDeadline, opts.RetryPeriod = &b.lease, &b.renew, &b.retry
+	}
+	if b.selector != nil || b.watcher != nil {
+		var byObject cache.ByObject
+		if b.watcher != nil {
+			byObject = *b.watcher
+		}
+		if b.selector != nil {
+			byObject.Label = b.selector
+		}
+		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		opts.Cache.ByObject = map[client.Object]cache.ByObject{proto: byObject}
+	}
+	// Cached objects keep only this controller's managedFields entry: what
+	// the Applier needs to prove an apply unchanged after a restart (0
+	// requests), and less heap than everyone's entries.
+	opts.Cache.DefaultTransform = apply.KeepManagedFields(b.fieldOwner)
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return koperrors.Wrap(err, "create manager", kopmeta.ObjectRef{})
+	}
+	if b.healthPort >= 0 {
+		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: readiness(mgr)}); err != nil {
+			return err
+		}
+	}
+	if err := b.setup(mgr, true); err != nil {
+		return err
+	}
+	err = mgr.Start(ctx)
+	if b.ownRecorder != nil {
+		// Events recorded while the reconciles drained: their counts too,
+		// within 2 s, so that a slow API server cannot hold the exit.
+		flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		b.ownRecorder.Shutdown(flushCtx)
+		cancel()
+	}
+	return err
+}
+
+// grace is the graceful-shutdown window: as set, or controller-runtime's
+// default when the Builder runs its own manager; 0 for an existing manager
+// whose window the Builder cannot know.
+func (b *Builder[T]) grace(ownManager bool) time.Duration {
+	switch {
+	case b.gracefulShutdown > 0:
+		return b.gracefulShutdown
+	case ownManager:
+		return defaultGracefulShutdown
+	}
+	return 0
+}
+
+// drainWindow is how long in-flight reconciles keep their context within a
+// graceful-shutdown window of grace: all but the last 5 s (or its second
+// half, if shorter than 10 s), which remain for recording outcomes.
+func drainWindow(grace time.Duration) time.Duration {
+	if grace >= 10*time.Second {
+		return grace - 5*time.Second
+	}
+	return grace / 2
+}

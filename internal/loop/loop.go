@@ -1,0 +1,196 @@
+package loop
+
+import (
+	"reflect"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/telemetry"
+	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
+)
+
+// StalledRetry is how long a Stalled object (a terminal failure) waits
+// before it is reconciled again although nothing changed: a terminal
+// verdict is a claim about the spec, and one made by mistake (a server
+// that answered 422 while part of it was still starting) must not last
+// forever.
+const StalledRetry = 10 * time.Minute
+
+// quietConflicts is how many optimistic-lock conflicts in a row an object
+// may meet before the next one is treated as a failure: logged, counted as
+// an error and shown in status. Until then a conflict is retried through
+// the rate limiter (promptly: its backoff starts at a few milliseconds)
+// without noise, since re-reading the newer object is the whole remedy.
+const quietConflicts = 3
+
+// Options are the loop's settings; the Builder fills them.
+type Options struct {
+	// Timeout is the deadline of one call to Reconcile or Cleanup; 0: none.
+	Timeout time.Duration
+	// Drain is how long a call in flight at shutdown may go on.
+	Drain time.Duration
+	// StatusTimeout is the deadline of the status write after a call.
+	StatusTimeout time.Duration
+	// FinalizerName is the finalizer of the Finalizer hook.
+	FinalizerName string
+	// StalledRetry overrides [StalledRetry]; 0 keeps it.
+	StalledRetry time.Duration
+	// Metrics records reconciles; nil: observability.Default().
+	Metrics *observability.Metrics
+	// Tracer traces reconciles; nil: no tracing.
+	Tracer trace.Tracer
+}
+
+// Loop runs one Reconciler for objects of type T.
+type Loop[T client.Object] struct {
+	name    string
+	kind    string
+	proto   T
+	r       reconciler.Reconciler[T]
+	cleanup reconciler.Finalizer[T] // nil: no finalizer
+	policy  reconciler.ErrorPolicy[T]
+	env     *reconciler.Env
+	o       Options
+	limiter *rateLimiter
+
+	queueMu sync.Mutex
+	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
+
+	mu        sync.Mutex
+	conflicts map[reconcile.Request]int           // optimistic-lock conflicts in a row
+	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
+	// finalized holds the UIDs this process added its finalizer to, and
+	// lastState the last state of such objects deleted without a cleanup
+	// having finished (see pending.go).
+	finalized map[types.UID]struct{}
+	lastState map[reconcile.Request]T
+}
+
+// New returns the loop that runs r for objects of type T under the
+// controller name. Mistakes are errors of Kind Config.
+func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconciler[T], o Options) (*Loop[T], error) {
+	if r == nil {
+		return nil, koperrors.Errorf(koperrors.Config, "controller %q: reconciler is nil", name)
+	}
+	if env == nil || env.Client == nil || env.Scheme == nil {
+		return nil, koperrors.Errorf(koperrors.Config, "controller %q: env needs a client and a scheme", name)
+	}
+	// The one use of reflection: an empty T to copy for every reconcile.
+	t := reflect.TypeFor[T]()
+	if t.Kind() != reflect.Pointer || t.Elem().Kind() != reflect.Struct {
+		return nil, koperrors.Errorf(koperrors.Config, "controller %q: T must be a pointer to a struct, such as *v1.WebApp", name)
+	}
+	p := reflect.New(t.Elem()).Interface().(T)
+	if _, err := apiutil.GVKForObject(p, env.Scheme); err != nil {
+		return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
+	}
+	if o.StatusTimeout <= 0 {
+		o.StatusTimeout = 5 * time.Second
+	}
+	if o.FinalizerName == "" {
+		o.FinalizerName = "kopgo.dev/" + name
+	}
+	if o.StalledRetry <= 0 {
+		o.StalledRetry = StalledRetry
+	}
+	if o.Tracer == nil {
+		o.Tracer = telemetry.Tracer(nil)
+	}
+	if o.Metrics == nil {
+		m, err := observability.Default()
+		if err != nil {
+			return nil, err
+		}
+		o.Metrics = m
+	}
+	if env.Recorder == nil {
+		env.Recorder = nopRecorder{}
+	}
+	l := &Loop[T]{
+		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, env: env, o: o,
+		limiter:   newRateLimiter(),
+		conflicts: map[reconcile.Request]int{},
+		abandoned: map[reconcile.Request]chan struct{}{},
+		finalized: map[types.UID]struct{}{},
+		lastState: map[reconcile.Request]T{},
+	}
+	if f, ok := r.(reconciler.Finalizer[T]); ok {
+		if err := finalizers.Validate(o.FinalizerName); err != nil {
+			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
+		}
+		l.cleanup = f
+	}
+	l.policy, _ = r.(reconciler.ErrorPolicy[T])
+	return l, nil
+}
+
+// ControllerOptions returns o with the loop's rate limiter (unless o has
+// one) and a queue the loop keeps a handle on, to requeue what
+// controller-runtime will not (see the package documentation).
+func (l *Loop[T]) ControllerOptions(o crcontroller.Options) crcontroller.Options {
+	if o.RateLimiter == nil {
+		o.RateLimiter = l.limiter
+	}
+	newQueue := o.NewQueue
+	usePriority := o.UsePriorityQueue == nil || *o.UsePriorityQueue
+	o.NewQueue = func(name string, rl workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+		var q workqueue.TypedRateLimitingInterface[reconcile.Request]
+		switch {
+		case newQueue != nil:
+			q = newQueue(name, rl)
+		case usePriority:
+			q = priorityqueue.New(name, func(po *priorityqueue.Opts[reconcile.Request]) { po.RateLimiter = rl })
+		default:
+			q = workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
+		}
+		l.queueMu.Lock()
+		l.queue = q
+		l.queueMu.Unlock()
+		return q
+	}
+	return o
+}
+
+// requeueAfter adds req to the queue after d, for a requeue
+// controller-runtime drops (one returned with a terminal error).
+func (l *Loop[T]) requeueAfter(req reconcile.Request, d time.Duration) {
+	l.queueMu.Lock()
+	q := l.queue
+	l.queueMu.Unlock()
+	if q != nil {
+		q.AddAfter(req, d)
+	}
+}
+
+// countConflict counts optimistic-lock conflicts in a row for req and
+// returns the count (0 when err is not one, which resets it).
+func (l *Loop[T]) countConflict(req reconcile.Request, err error) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if koperrors.KindOf(err) != koperrors.Conflict {
+		delete(l.conflicts, req)
+		return 0
+	}
+	l.conflicts[req]++
+	return l.conflicts[req]
+}
+
+// nopRecorder drops events: the recorder where none is given.
+type nopRecorder struct{}
+
+func (nopRecorder) Normal(_, _ runtime.Object, _, _, _ string)  {}
+func (nopRecorder) Warning(_, _ runtime.Object, _, _, _ string) {}

@@ -1,0 +1,234 @@
+package loop
+
+import (
+	"context"
+	stderrors "errors"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/telemetry"
+	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/reconciler"
+	"github.com/kopgo/kopgo/status"
+)
+
+// phase is what a reconcile runs.
+type phase uint8
+
+const (
+	// phaseReconcile runs Reconcile.
+	phaseReconcile phase = iota
+	// phaseCleanup runs Cleanup: the object is being deleted and carries
+	// the loop's finalizer.
+	phaseCleanup
+	// phaseGone runs Cleanup for an object deleted before its cleanup ran
+	// (see pending.go), with its last known state.
+	phaseGone
+	// phaseNone runs nothing: the object is being deleted and nothing of
+	// the loop's is on it.
+	phaseNone
+)
+
+// attempt is what running the user's code produced, and what the loop
+// observed right after.
+type attempt struct {
+	phase     phase
+	action    reconciler.Action
+	err       error
+	abandoned bool // the call ran past its deadline and was left running
+	shutdown  bool // the controller stopped while the call failed
+	gone      bool // the object turned out deleted (or replaced)
+	finished  bool // cleanup done, finalizer removed
+	policy    time.Duration
+	conflicts int
+
+	// The status the loop maintains, for a status.Setter in phases
+	// reconcile and cleanup.
+	setter  status.Setter
+	read    []metav1.Condition
+	patcher *status.Patcher
+}
+
+// Reconcile implements reconcile.Reconciler: one reconcile, one way (see
+// the package documentation).
+func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	start := time.Now()
+	if l.stillRunning(req) {
+		// A call abandoned at its deadline still holds the object: never run
+		// one object twice at once. Look again soon.
+		log.FromContext(ctx).V(1).Info("Previous reconcile still running after its deadline; waiting for it")
+		return reconcile.Result{RequeueAfter: abandonedPoll}, nil
+	}
+	obj := l.proto.DeepCopyObject().(T)
+	ph := phaseReconcile
+	if err := l.env.Client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return reconcile.Result{}, koperrors.Wrap(err, "read", kopmeta.ObjectRef{Kind: l.kind, Namespace: req.Namespace, Name: req.Name})
+		}
+		last, ok := l.pendingCleanup(req)
+		if !ok {
+			return reconcile.Result{}, nil // gone: nothing to do
+		}
+		obj, ph = last, phaseGone
+	}
+	ctx, span := telemetry.StartReconcile(ctx, l.o.Tracer, l.name, l.kind, obj)
+	a := l.run(ctx, req, obj, ph)
+	d := classify(a, l.o)
+	var werr error
+	if d.writeStatus {
+		werr = l.writeStatus(ctx, req, obj, a, d.statusErr)
+	}
+	out := settle(d, werr)
+	l.record(ctx, req, obj, a, out)
+	(*telemetry.Metrics)(l.o.Metrics).ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
+	telemetry.EndSpan(span, out.result, out.err)
+	return out.cr, out.crErr
+}
+
+// run performs the finalizer protocol and the user's Reconcile or Cleanup.
+// The user's work runs under a context that survives the controller's
+// shutdown for the drain window.
+func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phase) attempt {
+	a := attempt{phase: ph}
+	if ph == phaseReconcile && kopmeta.IsBeingDeleted(obj) {
+		a.phase = phaseCleanup
+		if l.cleanup == nil || !finalizers.Has(obj, l.o.FinalizerName) {
+			// Nothing of ours to clean up, and nothing to say about an
+			// object on its way out.
+			a.phase = phaseNone
+			return a
+		}
+	}
+	if setter, ok := any(obj).(status.Setter); ok && a.phase != phaseGone {
+		a.setter, a.patcher = setter, status.NewPatcher(obj)
+		a.read = status.Begin(setter)
+	}
+	uctx, release := drain(ctx, l.o.Drain)
+	defer release()
+	if a.phase != phaseReconcile {
+		l.runCleanup(uctx, req, obj, &a)
+	} else {
+		a.action, a.abandoned, a.err = l.call(uctx, req, func(c context.Context) (reconciler.Action, error) {
+			return l.r.Reconcile(c, obj, l.env)
+		})
+		l.ensureFinalizer(uctx, req, obj, &a)
+	}
+	a.shutdown = a.err != nil && ctx.Err() != nil
+	if a.err != nil && !a.gone && !a.abandoned && koperrors.KindOf(a.err) == koperrors.NotFound && a.phase != phaseGone {
+		// A NotFound may be about the object itself, deleted meanwhile:
+		// then nothing failed.
+		a.gone, _ = l.live(uctx, obj)
+	}
+	if a.err != nil && !a.gone && !a.shutdown {
+		a.conflicts = l.countConflict(req, a.err)
+		if l.policy != nil {
+			a.policy = l.policy.RetryAfter(obj, a.err)
+		}
+	} else {
+		l.countConflict(req, nil)
+	}
+	return a
+}
+
+// ensureFinalizer adds the loop's finalizer after a Reconcile that may
+// have made something to clean up: anything but a terminal failure (an
+// object invalid from the start is never held back by it). If the object
+// is gone or being deleted by then, its cleanup runs now.
+func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, obj T, a *attempt) {
+	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) || finalizers.Has(obj, l.o.FinalizerName) {
+		return
+	}
+	_, err := finalizers.Add(ctx, l.env.Client, obj, l.o.FinalizerName)
+	if err == nil {
+		l.added(obj.GetUID())
+		return
+	}
+	gone, deleting := l.live(ctx, obj)
+	if !gone && !deleting {
+		a.err = stderrors.Join(a.err, err)
+		return
+	}
+	// Deleted while Reconcile ran: what it made is cleaned up now, with
+	// the state it worked on.
+	a.gone = gone
+	if gone {
+		a.phase = phaseGone
+	} else {
+		a.phase = phaseCleanup
+	}
+	l.runCleanup(ctx, req, obj, a)
+}
+
+// runCleanup calls Cleanup and, once it reports done, removes the loop's
+// finalizer (an object already gone has none left to remove).
+func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, a *attempt) {
+	a.action, a.abandoned, a.err = l.call(ctx, req, func(c context.Context) (reconciler.Action, error) {
+		return l.cleanup.Cleanup(c, obj, l.env)
+	})
+	if _, requeue := a.action.When(); a.err != nil || a.abandoned || requeue {
+		return
+	}
+	if a.phase == phaseCleanup {
+		if _, err := finalizers.Remove(ctx, l.env.Client, obj, l.o.FinalizerName); err != nil {
+			a.err = err
+			return
+		}
+	}
+	l.cleanedUp(req, obj.GetUID())
+	a.finished = true
+}
+
+// live reads obj from the API server (not the cache, which may lag) and
+// reports whether it is gone (or replaced by another of the same name) or
+// being deleted. A failed read says neither.
+func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
+	var r client.Reader = l.env.Client
+	if l.env.Reader != nil {
+		r = l.env.Reader
+	}
+	cur := l.proto.DeepCopyObject().(T)
+	err := r.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	switch {
+	case apierrors.IsNotFound(err):
+		return true, false
+	case err != nil:
+		return false, false
+	case cur.GetUID() != obj.GetUID():
+		return true, false
+	}
+	return false, kopmeta.IsBeingDeleted(cur)
+}
+
+// writeStatus records the outcome in status: status.Finish and one patch,
+// or none when nothing changed. The user's deadline may have passed: the
+// write gets a short window of its own. After an abandoned call the
+// user's goroutine may still change obj, so a fresh copy is written.
+func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T, a attempt, err error) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
+	defer cancel()
+	setter, read, patcher := a.setter, a.read, a.patcher
+	if a.abandoned {
+		fresh := l.proto.DeepCopyObject().(T)
+		if gerr := l.env.Client.Get(wctx, req.NamespacedName, fresh); gerr != nil {
+			return koperrors.Wrap(gerr, "read", kopmeta.RefOf(obj))
+		}
+		setter = any(fresh).(status.Setter)
+		patcher = status.NewPatcher(fresh)
+		read = status.Begin(setter)
+	}
+	if a.phase == phaseReconcile || err != nil {
+		status.Finish(setter, read, err)
+	}
+	_, perr := patcher.Patch(wctx, l.env.Client, setter)
+	if perr != nil && apierrors.IsNotFound(perr) {
+		return nil // gone meanwhile: there is no status to keep
+	}
+	return perr
+}
