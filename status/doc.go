@@ -27,8 +27,8 @@
 //		return ctrl.Result{}, err
 //	}
 //
-// kopgo's reconciler does the NewPatcher, SetError and Patch steps itself
-// when the reconciled type is a [Setter].
+// kopgo's reconcile loop does the NewPatcher, Begin, Finish and Patch steps
+// itself when the reconciled type is a [Setter].
 //
 // # Conditions
 //
@@ -79,25 +79,40 @@
 // status.observedGeneration, so a child that is itself a custom resource
 // maintained with this package reads correctly too.
 //
-// # Errors in status
+// # The outcome of a reconcile
 //
-// [SetError] turns the outcome of a reconcile into those states (kuberator's
-// WithStatusError): nil is Ready; a [koperrors.Terminal] error is Stalled; a
-// plain requeue is Reconciling; any other error is Ready=False with
-// Reconciling=True. The reason is the error's kind (koperrors.KindOf(err):
-// "NotFound", "Invalid", ...), a closed set one can alert on; the message is the
-// error's text, which names the operation and the object, cut to the API's
-// 32768-byte limit.
+// One function decides Ready, Reconciling, Stalled, their
+// lastTransitionTime and status.observedGeneration from the outcome of a
+// reconcile: [Finish], from the conditions as read ([Begin] takes them and
+// removes Reconciling and Stalled, which describe one reconcile), what the
+// reconciler set, and its error. kopgo's reconcile loop, reconciler.Sync's
+// summary and a plain controller-runtime reconciler all go through it:
+//
+//	read := status.Begin(&app)
+//	err := r.deploy(ctx, &app)        // may MarkReconciling while a rollout goes on
+//	status.Finish(&app, read, err)
+//
+// A nil error is Ready=True (or the reconciler's own Reconciling or
+// Stalled report); a terminal error (koperrors.IsTerminal: marked
+// Terminal, or the API server's 422 naming a field) is Stalled; any other
+// error is Ready=False with Reconciling=True. The reason of an error is its
+// kind (koperrors.KindOf(err): "NotFound", "Invalid", ...), a closed set one
+// can alert on; the message is the error's text, which names the operation
+// and the object, cut to the API's 32768-byte limit. A requeue is not an
+// input: it changes no condition, so Ready reflects the work, not the
+// schedule. [SetError] is Begin and Finish in one call, for a reconcile
+// that reports nothing but its error (kuberator's WithStatusError).
 //
 // # Generations
 //
 // status.observedGeneration == metadata.generation means the controller
 // reached a settled outcome for this spec: success, or a terminal failure
-// (then kstatus reports Failed, not InProgress). [SetError] maintains it;
-// a retryable error leaves it behind, so the object is retried. [IsCurrent]
-// tells whether the current generation was handled (kuberator's
-// observed-generation pattern), from observedGeneration or, for a type
-// without it, from a Ready or Stalled condition observed at this generation.
+// (then kstatus reports Failed, not InProgress). [Finish] maintains it; a
+// retryable error, or work still in progress (Reconciling), leaves it
+// behind, so the object is looked at again. [IsCurrent] tells whether the
+// current generation was handled (kuberator's observed-generation
+// pattern), from observedGeneration or, for a type without it, from a
+// Ready or Stalled condition observed at this generation.
 //
 // # Writing status
 //

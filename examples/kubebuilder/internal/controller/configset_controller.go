@@ -24,6 +24,7 @@ import (
 	"github.com/kopgo/kopgo/gc"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -102,9 +103,11 @@ func (r *ConfigSetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 	if _, perr := p.Patch(ctx, r.Client, &cs, client.FieldOwner(FieldOwner)); perr != nil {
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
-	// A koperrors.Terminal error is controller-runtime's terminal error too:
-	// SetError reported it as Stalled, and controller-runtime stops retrying.
-	return ctrl.Result{}, err
+	// kopgo's outcomes in controller-runtime's terms: a koperrors.Terminal
+	// error is controller-runtime's terminal error too (SetError reported
+	// it as Stalled, and controller-runtime stops retrying); a requeue
+	// asked with reconciler.RequeueAfter waits as asked, never an error.
+	return reconciler.Result(reconciler.Done(), err)
 }
 
 // reconcileConfigMaps applies one ConfigMap per entry, deletes those of
