@@ -92,11 +92,11 @@ type cleanupHook struct {
 	// deleteAfter, when set, deletes each object from a goroutine its
 	// first Reconcile starts, after deleteAfter(uid): a delete racing the
 	// finalizer patch that follows the Reconcile.
-	deleteAfter  func(types.UID) time.Duration
-	mu           sync.Mutex
-	cleanupErr   error
-	reconciled   map[types.UID]bool
-	cleaned      map[types.UID]int
+	deleteAfter func(types.UID) time.Duration
+	mu          sync.Mutex
+	cleanupErr  error
+	reconciled  map[types.UID]bool
+	cleaned     map[types.UID]int
 }
 
 func newCleanupHook() *cleanupHook {
@@ -171,7 +171,7 @@ func TestTerminalCleanupShowsStalledAndCanBeUnblocked(t *testing.T) {
 	eventually(t, 20*time.Second, "the object gone", func() error {
 		err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("Get = %v", err)
+			return fmt.Errorf("Get = %w", err)
 		}
 		return nil
 	})

@@ -84,7 +84,7 @@ func (a Action) String() string {
 //	return reconciler.Result(action, err)
 func Result(a Action, err error) (reconcile.Result, error) {
 	switch {
-	case err != nil && !(koperrors.IsTerminal(err) && a.requeue):
+	case err != nil && (!koperrors.IsTerminal(err) || !a.requeue):
 		return reconcile.Result{}, err
 	case !a.requeue:
 		return reconcile.Result{}, nil

@@ -288,7 +288,6 @@
 // second list, no second informer. Unstructured child kinds are read live
 // unless the manager's client caches unstructured objects.
 //
-//
 // # Sync: design
 //
 // The sync function gets no Env: like roperator's and Metacontroller's hooks
@@ -310,4 +309,3 @@
 // mechanism for every reconciler, and a Cleanup defined there can never be
 // silently ignored.
 package reconciler
-

@@ -36,7 +36,7 @@ func TestResult(t *testing.T) {
 	}{
 		{"done", reconciler.Done(), nil, reconcile.Result{}, nil},
 		{"requeue after", reconciler.RequeueAfter(time.Minute), nil, reconcile.Result{RequeueAfter: time.Minute}, nil},
-		{"requeue now", reconciler.Requeue(), nil, reconcile.Result{Requeue: true}, nil}, //nolint:staticcheck // what controller-runtime reads
+		{"requeue now", reconciler.Requeue(), nil, reconcile.Result{Requeue: true}, nil},             //nolint:staticcheck // what controller-runtime reads
 		{"zero delay is now", reconciler.RequeueAfter(0), nil, reconcile.Result{Requeue: true}, nil}, //nolint:staticcheck // as above
 		{"failure", reconciler.Done(), plain, reconcile.Result{}, plain},
 		{"failure with a delay: an error to controller-runtime", reconciler.RequeueAfter(time.Minute), plain, reconcile.Result{}, plain},

@@ -78,7 +78,6 @@ import (
 // says what Sync does with objects it did not create, drift, update
 // strategies, dependencies, readiness, events, scope, the owner label, its
 // cost and its design, under headings "Sync: ...".
-//
 func Sync[T client.Object](childKinds []client.Object, fn SyncFunc[T], opts ...SyncOption) *Syncer[T] {
 	s := &Syncer[T]{fn: fn}
 	for _, k := range childKinds {

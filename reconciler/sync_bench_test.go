@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kopgo/kopgo/apply"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/internal/childindex"
 	"github.com/kopgo/kopgo/internal/loop"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/widget"
 )

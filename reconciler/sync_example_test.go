@@ -88,8 +88,9 @@ func ExampleSyncer_Observe() {
 	}
 	var _ reconciler.Finalizer[*widget.Widget] = r
 	var _ reconciler.Owner = r // the child kinds, watched by the Builder
-	fmt.Println(r.ChildKinds()[0].(*corev1.ConfigMap).Kind == "")
-	// Output: true
+	r.external["w"] = true
+	fmt.Println(len(r.ChildKinds()), len(r.external))
+	// Output: 1 1
 }
 
 // widgetSync is a Syncer with a cleanup of its own.

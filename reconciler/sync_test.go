@@ -25,8 +25,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	koperrors "github.com/kopgo/kopgo/errors"
-	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/internal/loop"
+	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
