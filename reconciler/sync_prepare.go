@@ -1,0 +1,188 @@
+package reconciler
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/scope"
+)
+
+// preparedChild is a desired child ready to apply.
+type preparedChild struct {
+	obj  client.Object
+	ref  kopmeta.ObjectRef
+	kind childKind
+	opts ChildOptions
+	deps []kopmeta.ObjectRef
+}
+
+// prepare checks the desired children and returns copies carrying the
+// controller reference and the owner label, in dependency order. Nothing is
+// applied unless every child passes.
+func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind, labelKey string, desired []client.Object) ([]preparedChild, error) {
+	byGK := make(map[schema.GroupKind]childKind, len(kinds))
+	declared := make([]string, 0, len(kinds))
+	for _, k := range kinds {
+		byGK[k.gvk.GroupKind()] = k
+		declared = append(declared, k.gvk.GroupKind().String())
+	}
+	seen := sets.New[kopmeta.ObjectRef]()
+	out := make([]preparedChild, 0, len(desired))
+	for i, d := range desired {
+		d, opts := unwrapChild(d)
+		if d == nil {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d is nil", i))
+		}
+		child := d.DeepCopyObject().(client.Object)
+		gvk, err := apiutil.GVKForObject(child, scheme)
+		if err != nil || gvk.Kind == "" {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d (%T %s): kind not in the scheme: %v", i, d, d.GetName(), err))
+		}
+		name := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: child.GetNamespace(), Name: child.GetName()}
+		k, ok := byGK[gvk.GroupKind()]
+		if !ok {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+				"desired child %s: kind %s is not among the declared child kinds (%s); add it to Sync's childKinds",
+				name, gvk.GroupKind(), strings.Join(declared, ", ")))
+		}
+		if child.GetName() == "" {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "desired child %d of kind %s has no name", i, gvk.Kind))
+		}
+		if err := checkNamespace(parent, child, k, name); err != nil {
+			return nil, err
+		}
+		name.Namespace = child.GetNamespace()
+		ref := refFor(gvk, child.GetNamespace(), child.GetName())
+		if seen.Has(ref) {
+			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s is returned twice", name))
+		}
+		seen.Insert(ref)
+		if err := owners.SetOwnerLabel(child, labelKey, parent); err != nil {
+			return nil, koperrors.Terminal(err)
+		}
+		if err := owners.SetController(parent, child, scheme); err != nil {
+			return nil, koperrors.Terminal(err)
+		}
+		out = append(out, preparedChild{obj: child, ref: ref, kind: k, opts: opts.over(k.defaults)})
+	}
+	if err := resolveDependencies(parent, scheme, byGK, out); err != nil {
+		return nil, err
+	}
+	return dependencyOrder(out)
+}
+
+// resolveDependencies turns each child's DependsOn objects into refs of
+// other desired children.
+func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild) error {
+	want := sets.New[kopmeta.ObjectRef]()
+	for _, c := range children {
+		want.Insert(c.ref)
+	}
+	for i := range children {
+		c := &children[i]
+		for _, d := range c.opts.DependsOn {
+			d, _ := unwrapChild(d)
+			if d == nil {
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on nil", c.ref))
+			}
+			gvk, err := apiutil.GVKForObject(d, scheme)
+			if err != nil || gvk.Kind == "" {
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on a %T: kind not in the scheme: %v", c.ref, d, err))
+			}
+			ns := d.GetNamespace()
+			if k, ok := byGK[gvk.GroupKind()]; ok && k.namespaced && ns == "" {
+				ns = parent.GetNamespace()
+			}
+			dep := refFor(gvk, ns, d.GetName())
+			switch {
+			case dep == c.ref:
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s depends on itself", c.ref))
+			case !want.Has(dep):
+				return koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+					"desired child %s depends on %s, which is not a desired child: DependsOn names children the sync function returns", c.ref, dep))
+			}
+			if !slices.Contains(c.deps, dep) {
+				c.deps = append(c.deps, dep)
+			}
+		}
+	}
+	return nil
+}
+
+// dependencyOrder orders children so that each comes after the children it
+// depends on, keeping the sync function's order otherwise; a cycle is a
+// Terminal Config error naming it.
+func dependencyOrder(children []preparedChild) ([]preparedChild, error) {
+	const (
+		unvisited = iota
+		visiting
+		done
+	)
+	state := make(map[kopmeta.ObjectRef]int, len(children))
+	index := make(map[kopmeta.ObjectRef]int, len(children))
+	for i, c := range children {
+		index[c.ref] = i
+	}
+	out := make([]preparedChild, 0, len(children))
+	var path []kopmeta.ObjectRef
+	var visit func(i int) error
+	visit = func(i int) error {
+		c := children[i]
+		switch state[c.ref] {
+		case done:
+			return nil
+		case visiting:
+			at := slices.Index(path, c.ref)
+			cycle := make([]string, 0, len(path)-at+1)
+			for _, r := range append(path[at:], c.ref) {
+				cycle = append(cycle, r.String())
+			}
+			return koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired children depend on each other in a cycle: %s", strings.Join(cycle, " -> ")))
+		}
+		state[c.ref] = visiting
+		path = append(path, c.ref)
+		for _, d := range c.deps {
+			if err := visit(index[d]); err != nil {
+				return err
+			}
+		}
+		path = path[:len(path)-1]
+		state[c.ref] = done
+		out = append(out, c)
+		return nil
+	}
+	for i := range children {
+		if err := visit(i); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// checkNamespace defaults and checks a desired child's namespace against its
+// kind's scope and its parent's namespace, with scope's rules.
+func checkNamespace(parent, child client.Object, k childKind, name kopmeta.ObjectRef) error {
+	s := scope.Cluster
+	if k.namespaced {
+		// The parent's namespace; the child's own under a cluster-scoped parent.
+		s = scope.AllNamespaces
+		if ns := cmp.Or(parent.GetNamespace(), child.GetNamespace()); ns != "" {
+			s = scope.Namespaced(ns)
+		}
+	}
+	if err := s.ApplyTo(child); err != nil {
+		return koperrors.Terminal(koperrors.Wrap(err, "desired child", name))
+	}
+	return nil
+}
