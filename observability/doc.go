@@ -3,8 +3,13 @@
 //
 // # Metrics
 //
-// [Metrics] registers, on controller-runtime's registry by default
-// ([Default]) so that they are served next to controller-runtime's own:
+// [Metrics] are kopgo's collectors. [Default] registers them on
+// controller-runtime's registry, so that they are served next to its own
+// on the manager's /metrics endpoint; [NewMetrics] registers them on any
+// prometheus.Registerer (a registry of your own, for a handler of your
+// own or a push from a Job). The Builder counts into them itself; a plain
+// controller-runtime reconciler records its reconciles with
+// [Metrics.ObserveReconcile]:
 //
 //	kopgo_reconcile_total{controller,result}
 //	kopgo_reconcile_errors_total{controller,error_kind}

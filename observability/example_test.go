@@ -3,6 +3,10 @@ package observability_test
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,3 +49,51 @@ func ExampleNewRecorder() {
 		fmt.Println(err)
 	}
 }
+
+// Reconcile metrics in a registry of one's own, recorded by a plain
+// controller-runtime reconciler. Serve the registry with
+// promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), or push it from a
+// Job.
+func ExampleNewMetrics() {
+	reg := prometheus.NewRegistry()
+	metrics, err := observability.NewMetrics(reg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// In the reconciler, once per reconcile:
+	ctx, start := context.Background(), time.Now()
+	reconcileErr := reconcileConfigSet(ctx)
+	result := observability.ResultSuccess
+	if reconcileErr != nil {
+		result = observability.ResultError
+	}
+	metrics.ObserveReconcile(ctx, "configset", result, reconcileErr, time.Since(start))
+	metrics.RecordApply("configset", "Created")
+
+	// What the registry holds.
+	families, err := reg.Gather()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if m.GetCounter() == nil {
+				continue
+			}
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			fmt.Printf("%s{%s} %g\n", f.GetName(), strings.Join(labels, ","), m.GetCounter().GetValue())
+		}
+	}
+	// Output:
+	// kopgo_apply_total{controller=configset,outcome=created} 1
+	// kopgo_reconcile_total{controller=configset,result=success} 1
+}
+
+// reconcileConfigSet stands for a reconciler's work.
+func reconcileConfigSet(context.Context) error { return nil }

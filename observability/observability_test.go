@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,26 +27,6 @@ var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
 	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
-}
-
-// NewMetrics registers kopgo's five collectors; a second Metrics on the
-// same registry shares them.
-func TestNewMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := observability.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := observability.NewMetrics(reg); err != nil {
-		t.Fatalf("a second Metrics on one registry: %v", err)
-	}
-	for _, name := range []string{"kopgo_reconcile_total", "kopgo_reconcile_errors_total", "kopgo_reconcile_duration_seconds", "kopgo_apply_total", "kopgo_gc_deletions_total"} {
-		if err := reg.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "x"})); err == nil {
-			t.Errorf("%s was not registered", name)
-		}
-	}
-	if m, err := observability.Default(); err != nil || m == nil {
-		t.Errorf("Default: %v, %v", m, err)
-	}
 }
 
 // newManager returns a manager that is not started: enough for the
