@@ -58,14 +58,14 @@
 // through the manager's client and never blocks or fails the caller;
 // [FakeRecorder] keeps them in memory for tests.
 //
-// Repeats fold into one Event with a series count. A repeat is an event
-// about the same object (at the same resourceVersion) with the same type,
-// reason, action and related object, whatever its note says: "ConfigMap a
-// created" followed by "ConfigMap b created" under one reason shows only
-// the first note, with a count of 2. Name the object each event concerns
-// as related (the two then stay apart), or give distinct happenings
-// distinct reasons. A note longer than the API's 1024 bytes is cut, and an
-// object name too long to prefix the Event's name is shortened in it.
+// Repeats fold into one Event with a series count, as events.k8s.io/v1
+// defines them: a repeat is an isomorphic event, about the same object (at
+// the same resourceVersion), with the same related object, type, reason,
+// action and note. An event with another note is another event: "Job
+// migrate-1 created" and "Job migrate-2 created" under one reason are two
+// Events, each with its own count. A note longer than the API's 1024 bytes
+// is cut (and notes that agree up to the cut are repeats), and an object
+// name too long to prefix the Event's name is shortened in it.
 //
 // The recorder writes the count itself rather than through client-go's
 // events broadcaster (which the manager's GetEventRecorder uses): that

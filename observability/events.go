@@ -92,10 +92,13 @@ type EventRecorder struct {
 	done   chan struct{}
 }
 
-// seriesKey is what makes two events repeats of one: client-go's rule.
+// seriesKey is what makes two events repeats of one. events.k8s.io/v1
+// folds isomorphic events into a series: the same object (at the same
+// resourceVersion) and related object, type, reason, action, reporter
+// and note. An event with another note is another event.
 type seriesKey struct {
-	eventType, reason, action string
-	regarding, related        corev1.ObjectReference
+	eventType, reason, action, note string
+	regarding, related              corev1.ObjectReference
 }
 
 // series is one Event and how many times it happened.
@@ -180,7 +183,8 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 		r.log.Error(err, "Event not recorded: no reference to its object", "reason", reason)
 		return
 	}
-	key := seriesKey{eventType: eventType, reason: reason, action: action, regarding: *ref}
+	note = cutNote(note)
+	key := seriesKey{eventType: eventType, reason: reason, action: action, note: note, regarding: *ref}
 	var relRef *corev1.ObjectReference
 	if related != nil {
 		if relRef, err = reference.GetReference(scheme, related); err == nil {
@@ -219,7 +223,7 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 		Reason:              reason,
 		Regarding:           *ref,
 		Related:             relRef,
-		Note:                cutNote(note),
+		Note:                note,
 		Type:                eventType,
 	}}
 	r.series[key] = s

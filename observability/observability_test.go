@@ -2,6 +2,7 @@ package observability_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,6 +204,27 @@ func TestRecorderStopsAfterItsManager(t *testing.T) {
 	case <-observability.WorkerDone(r):
 	case <-time.After(30 * time.Second):
 		t.Fatal("the recorder's worker still runs 30 s after its manager stopped")
+	}
+}
+
+// Events that differ only in their note are distinct events, not repeats:
+// the names of two Jobs created by one parent both reach the server.
+func TestEventsDifferingInNoteAreDistinct(t *testing.T) {
+	ns := cluster.Namespace(t)
+	parent := createConfigMap(t, ns, "parent")
+	r := newRecorder(t)
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-1 created")
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-2 created")
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-2 created")
+	r.Shutdown(t.Context())
+
+	var got []string
+	for _, e := range events(t, ns) {
+		got = append(got, fmt.Sprintf("%s x%d", e.Note, count(e)))
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"Job migrate-1 created x1", "Job migrate-2 created x2"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
 	}
 }
 
