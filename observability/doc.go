@@ -54,9 +54,12 @@
 //
 // [Recorder] emits events.k8s.io/v1 events in one call per event:
 // Normal(obj, related, reason, action, note) and Warning(...), related
-// being a second object the event names, or nil. [NewRecorder] writes them
-// through the manager's client and never blocks or fails the caller;
-// [FakeRecorder] keeps them in memory for tests.
+// being a second object the event names, or nil. Emitting never blocks
+// or fails the caller. [FakeRecorder] keeps events in memory for tests.
+// An [EventRecorder] writes them to the API server; make it from a
+// manager with [NewRecorder].
+//
+// # Series
 //
 // Repeats fold into one Event with a series count, as events.k8s.io/v1
 // defines them: a repeat is an isomorphic event, about the same object (at
@@ -65,7 +68,9 @@
 // migrate-1 created" and "Job migrate-2 created" under one reason are two
 // Events, each with its own count. A note longer than the API's 1024 bytes
 // is cut (and notes that agree up to the cut are repeats), and an object
-// name too long to prefix the Event's name is shortened in it.
+// name too long to prefix the Event's name is shortened in it. The
+// recorder remembers up to 4096 series; past that the one seen least
+// recently is forgotten, and a repeat of it starts a new Event.
 //
 // The recorder writes the count itself rather than through client-go's
 // events broadcaster (which the manager's GetEventRecorder uses): that
@@ -74,12 +79,22 @@
 // of 10 showed a count of 2 for minutes, or 1 after a restart. Here the
 // first occurrence is written at once, the count of a repeating event at
 // most every 30 seconds, and every pending count when the manager stops
-// and at [EventRecorder.Shutdown]. The flush when the manager stops takes
-// at most 2 seconds (the Builder's Shutdown after Run too), so that event
-// counts never eat the graceful-shutdown window reconciles drain in; with a
-// healthy API server that is a few hundred writes. Events recorded by
-// reconciles that still drain are written for 35 seconds after the manager
-// stopped; then the recorder shuts itself down (Builder.Run shuts it down
-// as soon as the manager returned; with a manager of your own, call
-// [EventRecorder.Shutdown] after its Start returns).
+// and at [EventRecorder.Shutdown].
+//
+// # Lifecycle
+//
+// The recorder writes from a worker goroutine that runs only while
+// something is left to write, and ends when nothing is: a recorder holds
+// no goroutine while idle, and one nobody shuts down (a controller added
+// to a manager with Builder.Setup) keeps neither a goroutine nor, through
+// its client, a stopped manager's cache alive.
+//
+// A recorder made by [NewRecorder] is a Runnable of its manager. When the
+// manager stops, it writes every pending count, for at most 2 seconds,
+// so that event counts never eat the graceful-shutdown window reconciles
+// drain in (with a healthy API server that is a few hundred writes); from
+// then on every event, from reconciles still draining, is written at
+// once, one attempt each. [EventRecorder.Shutdown] writes what is still
+// pending, within its context, and stops the recorder for good: call it
+// after the manager's Start returns (Builder.Run does).
 package observability

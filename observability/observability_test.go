@@ -3,18 +3,20 @@ package observability_test
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -179,10 +181,10 @@ func TestCountIsWrittenWhenTheManagerStops(t *testing.T) {
 
 // A recorder whose manager stopped and whose caller never calls Shutdown
 // (a controller added with Builder.Setup) still writes what draining
-// reconciles record, then shuts itself down: its worker, and through the
-// client the stopped manager's cache, do not live on.
+// reconciles record, then keeps nothing running: its worker ends as soon
+// as nothing is left to write, and the recorder, with the stopped
+// manager's cache its client reads, can be collected once dropped.
 func TestRecorderStopsAfterItsManager(t *testing.T) {
-	defer observability.SetStopAfter(500 * time.Millisecond)()
 	ns := cluster.Namespace(t)
 	cm := createConfigMap(t, ns, "cm")
 	mgr := newManager(t)
@@ -200,10 +202,18 @@ func TestRecorderStopsAfterItsManager(t *testing.T) {
 	}
 	r.Normal(cm, nil, "Drained", "Reconcile", "after the stop")
 	eventually(t, "both events written", func() bool { return len(events(t, ns)) == 2 })
-	select {
-	case <-observability.WorkerDone(r):
-	case <-time.After(30 * time.Second):
-		t.Fatal("the recorder's worker still runs 30 s after its manager stopped")
+	for deadline := time.Now().Add(5 * time.Second); observability.WorkerRunning(r); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder's worker still runs 5 s after its last event was written")
+		}
+	}
+	gone := weak.Make(r)
+	r, mgr = nil, nil // dropped, for the collector
+	for deadline := time.Now().Add(5 * time.Second); gone.Value() != nil; time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder of a stopped manager is still reachable 5 s after it was dropped")
+		}
 	}
 }
 
@@ -394,4 +404,4 @@ func TestUnknownObjectIsDropped(t *testing.T) {
 
 type unknown struct{ corev1.ConfigMap }
 
-func (u *unknown) DeepCopyObject() runtime.Object { return u }
+func (u *unknown) DeepCopyObject() k8sruntime.Object { return u }
