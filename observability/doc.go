@@ -57,7 +57,19 @@
 // being a second object the event names, or nil. Emitting never blocks
 // or fails the caller. [FakeRecorder] keeps events in memory for tests.
 // An [EventRecorder] writes them to the API server; make it from a
-// manager with [NewRecorder].
+// manager with [NewRecorder], or from a *rest.Config with
+// [NewRecorderForConfig] where there is no manager (a CLI, a Job, a
+// test).
+//
+// The caller names the reporter. The second argument of both
+// constructors is the events' reportingController, a qualified name
+// ("webapp-controller", "example.com/webapp"; anything else is refused
+// when the recorder is made, since the API server would refuse every
+// event). Pass the name the controller writes with, its field owner, so
+// that events, applies and status writes name it alike. The
+// reportingInstance, the replica that reports, defaults to that name, a
+// dash and the host name (the pod's name in a cluster);
+// [WithReportingInstance] sets it.
 //
 // # Series
 //
@@ -96,5 +108,6 @@
 // then on every event, from reconciles still draining, is written at
 // once, one attempt each. [EventRecorder.Shutdown] writes what is still
 // pending, within its context, and stops the recorder for good: call it
-// after the manager's Start returns (Builder.Run does).
+// after the manager's Start returns (Builder.Run does), and before a
+// program using [NewRecorderForConfig] exits.
 package observability

@@ -3,6 +3,7 @@ package observability_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,7 +30,13 @@ import (
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
+	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) {
+		cluster = c
+		// The Examples find the cluster as a program would.
+		if err := os.Setenv("KUBECONFIG", c.Kubeconfig); err != nil {
+			panic(err)
+		}
+	})
 }
 
 // newManager returns a manager that is not started: enough for the
@@ -235,6 +242,71 @@ func TestEventsDifferingInNoteAreDistinct(t *testing.T) {
 	slices.Sort(got)
 	if diff := cmp.Diff([]string{"Job migrate-1 created x1", "Job migrate-2 created x2"}, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// A recorder made from a rest.Config, without a manager, writes its
+// events under the reporting controller and instance it was given.
+func TestRecorderForConfig(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r, err := observability.NewRecorderForConfig(cluster.Config, "example.com/backup",
+		observability.WithReportingInstance("backup-28917"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Normal(cm, nil, "Saved", "Backup", "3 databases saved")
+	r.Normal(cm, nil, "Saved", "Backup", "3 databases saved")
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 {
+		t.Fatalf("%d events, want 1", len(got))
+	}
+	e := got[0]
+	if e.ReportingController != "example.com/backup" || e.ReportingInstance != "backup-28917" || count(e) != 2 || e.Note != "3 databases saved" {
+		t.Errorf("event reported by %s/%s, count %d, note %q", e.ReportingController, e.ReportingInstance, count(e), e.Note)
+	}
+	if observability.WorkerRunning(r) {
+		t.Error("the worker runs after Shutdown")
+	}
+}
+
+// The caller names the reporter: reportingController and
+// reportingInstance are what it passes.
+func TestReportingIdentity(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r, err := observability.NewRecorder(newManager(t), "webapp-controller", observability.WithReportingInstance("webapp-7d9f-x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Warning(cm, nil, "Invalid", "Validate", "spec.port 70000: must be at most 65535")
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 || got[0].ReportingController != "webapp-controller" || got[0].ReportingInstance != "webapp-7d9f-x2" {
+		t.Fatalf("events %+v, want one by webapp-controller/webapp-7d9f-x2", got)
+	}
+}
+
+// A reporter the API server would refuse every event of is an error when
+// the recorder is made, not a log line per event.
+func TestRecorderRefusesAnInvalidReporter(t *testing.T) {
+	mgr := newManager(t)
+	for _, tt := range []struct {
+		controller string
+		opts       []observability.RecorderOption
+	}{
+		{"", nil},
+		{"Web App", nil},
+		{"example.com/", nil},
+		{"webapp", []observability.RecorderOption{observability.WithReportingInstance(strings.Repeat("x", 129))}},
+	} {
+		if _, err := observability.NewRecorder(mgr, tt.controller, tt.opts...); err == nil {
+			t.Errorf("NewRecorder(%q, %d options): no error", tt.controller, len(tt.opts))
+		}
+		if _, err := observability.NewRecorderForConfig(cluster.Config, tt.controller, tt.opts...); err == nil {
+			t.Errorf("NewRecorderForConfig(%q, %d options): no error", tt.controller, len(tt.opts))
+		}
 	}
 }
 

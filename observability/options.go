@@ -1,6 +1,43 @@
 package observability
 
-import "time"
+import (
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// RecorderOption configures an [EventRecorder] when it is made.
+type RecorderOption func(*recorderOptions)
+
+type recorderOptions struct {
+	instance string
+	scheme   *runtime.Scheme
+	log      logr.Logger
+}
+
+// WithReportingInstance sets the events' reportingInstance, which names
+// the replica that reports (at most 128 bytes). By default it is the
+// reporting controller's name, a dash and the host name (a pod's name),
+// cut to 128 bytes.
+func WithReportingInstance(instance string) RecorderOption {
+	return func(o *recorderOptions) { o.instance = instance }
+}
+
+// WithScheme sets the scheme that maps the Go types of the objects
+// events are about to their kinds. By default: the manager's scheme for
+// [NewRecorder], client-go's (the built-in kinds) for
+// [NewRecorderForConfig].
+func WithScheme(scheme *runtime.Scheme) RecorderOption {
+	return func(o *recorderOptions) { o.scheme = scheme }
+}
+
+// WithLogger sets where the recorder logs the events the API server
+// refuses. By default: the manager's logger, named "events", for
+// [NewRecorder]; nothing for [NewRecorderForConfig].
+func WithLogger(log logr.Logger) RecorderOption {
+	return func(o *recorderOptions) { o.log = log }
+}
 
 // Tuning of the EventRecorder; variables so that tests can shorten them.
 var (

@@ -12,6 +12,9 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -32,8 +35,9 @@ type Recorder interface {
 
 // EventRecorder is the [Recorder] backed by the API server: it writes
 // each event once and the count of a repeating one as a series (the
-// package documentation says when). Make one with [NewRecorder]; call
-// [EventRecorder.Shutdown] before the program exits.
+// package documentation says when). Make one with [NewRecorder] or
+// [NewRecorderForConfig]; call [EventRecorder.Shutdown] before the
+// program exits.
 type EventRecorder struct {
 	c          client.Client
 	scheme     *runtime.Scheme
@@ -77,34 +81,73 @@ type series struct {
 }
 
 // NewRecorder returns a recorder that writes through mgr's client and
-// reports as controller (the events' reportingController). It is added to
-// mgr: when the manager stops, every pending count is written (within 2
-// seconds), and the events recorded afterwards, by reconciles still
-// draining, are written at once. Call [EventRecorder.Shutdown] after
-// mgr.Start returns, so that these are written before the program exits
-// too.
-func NewRecorder(mgr manager.Manager, controller string) (*EventRecorder, error) {
-	if controller == "" {
-		return nil, fmt.Errorf("event recorder: controller name is empty")
+// reports as controller (the events' reportingController, a qualified
+// name: pass the controller's field owner). It is added to mgr: when the manager stops,
+// every pending count is written (within 2 seconds), and the events
+// recorded afterwards, by reconciles still draining, are written at once.
+// Call [EventRecorder.Shutdown] after mgr.Start returns, so that these
+// are written before the program exits too.
+func NewRecorder(mgr manager.Manager, controller string, opts ...RecorderOption) (*EventRecorder, error) {
+	o := recorderOptions{log: mgr.GetLogger().WithName("events")}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	r := newRecorder(mgr.GetClient(), mgr.GetLogger().WithName("events"), controller)
+	r, err := newRecorder(mgr.GetClient(), controller, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := mgr.Add(managerHook{r}); err != nil {
 		return nil, fmt.Errorf("event recorder %s: %w", controller, err)
 	}
 	return r, nil
 }
 
-func newRecorder(c client.Client, log logr.Logger, controller string) *EventRecorder {
-	host, _ := os.Hostname()
-	instance := controller + "-" + host
-	instance = instance[:min(len(instance), maxInstanceBytes)]
+// NewRecorderForConfig returns a recorder that writes through a client of
+// its own for cfg and reports as controller: for a program without a
+// manager (a CLI, a Job, a test). It knows the built-in kinds; give it
+// [WithScheme] to record events about custom resources. Call
+// [EventRecorder.Shutdown] before the program exits: events are written
+// in the background, and Shutdown writes what is still pending.
+func NewRecorderForConfig(cfg *rest.Config, controller string, opts ...RecorderOption) (*EventRecorder, error) {
+	o := recorderOptions{scheme: clientgoscheme.Scheme}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: o.scheme})
+	if err != nil {
+		return nil, fmt.Errorf("event recorder %s: %w", controller, err)
+	}
+	return newRecorder(c, controller, o)
+}
+
+func newRecorder(c client.Client, controller string, o recorderOptions) (*EventRecorder, error) {
+	if errs := validation.IsQualifiedName(controller); len(errs) > 0 {
+		// The API server refuses every event of such a reporter.
+		return nil, fmt.Errorf("event recorder: reporting controller %q: %v", controller, errs)
+	}
+	instance := o.instance
+	if instance == "" {
+		host, _ := os.Hostname()
+		instance = controller + "-" + host
+		instance = instance[:min(len(instance), maxInstanceBytes)]
+	} else if len(instance) > maxInstanceBytes {
+		return nil, fmt.Errorf("event recorder %s: reporting instance longer than %d bytes", controller, maxInstanceBytes)
+	}
+	scheme := o.scheme
+	if scheme == nil {
+		scheme = c.Scheme()
+	}
+	log := o.log
+	if log.GetSink() == nil {
+		log = logr.Discard()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &EventRecorder{
-		c: c, scheme: c.Scheme(), log: log, controller: controller, instance: instance,
+		c: c, scheme: scheme, log: log, controller: controller, instance: instance,
 		series: map[seriesKey]*series{}, pending: map[*series]struct{}{},
 		queue: make(chan *series, queueLength), wake: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel,
-	}
+	}, nil
 }
 
 // Normal implements [Recorder].
