@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -316,4 +317,32 @@ func counter(t *testing.T, metric, controller string) float64 {
 		}
 	}
 	return total
+}
+
+// Events from a Reconciler name the field owner as their reporting
+// controller: the name under which the controller writes everywhere.
+func TestEventsReportTheFieldOwner(t *testing.T) {
+	ns := cluster.Namespace(t)
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+		env.Recorder.Normal(w, nil, "Checked", "Reconcile", "looked at "+w.Name)
+		return reconciler.Done(), nil
+	})
+	run(t, kopcontroller.New[*widget.Widget]("outcome-events", r).FieldOwner("example.com/widget-operator").
+		Config(cluster.Config).Scheme(scheme).LabelSelector("loop="+ns))
+	createWidget(t, ns, "w", ns)
+	eventually(t, 20*time.Second, "the event", func() error {
+		var list eventsv1.EventList
+		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.Reason == "Checked" {
+				if e.ReportingController != "example.com/widget-operator" {
+					t.Errorf("reportingController %q, want the field owner", e.ReportingController)
+				}
+				return nil
+			}
+		}
+		return errors.New("no event yet")
+	})
 }

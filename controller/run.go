@@ -43,15 +43,21 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if recorder == nil {
 		// Writes through the manager's client; flushed when the manager
 		// stops (and by Run once it has stopped).
-		r, err := observability.NewRecorder(mgr, b.name)
+		// The events' reportingController is the field owner: the name
+		// under which the controller writes, in managedFields and events
+		// alike.
+		r, err := observability.NewRecorder(mgr, b.fieldOwner)
 		if err != nil {
-			return koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
+			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: event recorder", b.name), kopmeta.ObjectRef{})
 		}
 		recorder, b.ownRecorder = r, r
 	}
-	metrics, err := observability.Default()
-	if err != nil {
-		return err
+	metrics := b.metrics
+	if metrics == nil {
+		var err error
+		if metrics, err = observability.Default(); err != nil {
+			return err
+		}
 	}
 	owns, err := b.ownedKinds(mgr.GetScheme())
 	if err != nil {
