@@ -162,10 +162,10 @@
 // # Generations
 //
 // status.observedGeneration == metadata.generation means the controller
-// reached a settled outcome for this spec: success, or a terminal failure
-// (then kstatus reports Failed, not InProgress). [Finish] maintains it; a
-// retryable error, or work still in progress (Reconciling), leaves it
-// behind, so the object is looked at again. [IsCurrent] tells whether the
+// acted on this spec without failing: success (work still in progress
+// says so with Reconciling=True), or a terminal failure (then kstatus
+// reports Failed, not InProgress). [Finish] maintains it; a retryable
+// error leaves it behind, so the object is retried. [IsCurrent] tells whether the
 // current generation was handled (kuberator's observed-generation
 // pattern), from observedGeneration or, for a type without it, from a
 // Ready or Stalled condition observed at this generation.
