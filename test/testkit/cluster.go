@@ -28,11 +28,15 @@ import (
 // [Options.BinDir].
 type Options struct {
 	// Full also starts kube-controller-manager (garbage collector, namespace,
-	// Deployment, ReplicaSet and other workload controllers, ClusterRole
-	// aggregation and resource quota), kube-scheduler and kwok with
-	// [Options.Nodes] fake nodes, so that a Deployment really rolls out,
-	// deleting an owner cascades, the built-in edit and view roles have
-	// their rules and a ResourceQuota's status counts.
+	// Deployment, ReplicaSet, StatefulSet, Job and other workload
+	// controllers, ClusterRole aggregation, resource quota and the
+	// PersistentVolume binder), kube-scheduler, kwok with [Options.Nodes]
+	// fake nodes and a dynamic volume provisioner, so that a Deployment or a
+	// StatefulSet with volume claims really rolls out, deleting an owner
+	// cascades, the built-in edit and view roles have their rules and a
+	// ResourceQuota's status counts. A test decides what a pod does with
+	// [PodOutcomeLabel]. docs/testkit.md in the kopgo repository describes
+	// the full cluster: what runs, what kwok fakes and what is absent.
 	Full bool
 
 	// Nodes is the number of kwok nodes of a full cluster. Default 2.
