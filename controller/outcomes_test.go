@@ -239,9 +239,7 @@ func TestEveryReconciledObjectIsCleanedUpUnderDeleteRaces(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range n / 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("x%d", i), Labels: map[string]string{"loop": ns}}, Spec: widget.WidgetSpec{Size: 1}}
 			if err := cluster.Client().Create(context.Background(), w); err != nil {
 				t.Error(err)
@@ -251,7 +249,7 @@ func TestEveryReconciledObjectIsCleanedUpUnderDeleteRaces(t *testing.T) {
 			if err := cluster.Client().Delete(context.Background(), w); err != nil && !apierrors.IsNotFound(err) {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	eventually(t, 60*time.Second, "every widget gone", func() error {

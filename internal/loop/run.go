@@ -87,7 +87,7 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	out := settle(d, werr)
 	l.record(ctx, req, obj, a, out)
-	(*telemetry.Metrics)(l.o.Metrics).ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
+	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
 }
