@@ -149,3 +149,18 @@ func TestChildOf(t *testing.T) {
 		t.Errorf("RunOnce options %+v", opts)
 	}
 }
+
+// Observed children read typed.
+func TestFindAndAll(t *testing.T) {
+	observed := reconciler.Children{job("b", "x"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, job("a", "y")}
+	if j, ok := reconciler.Find[*batchv1.Job](observed, "a"); !ok || j.Spec.Template.Spec.Containers[0].Image != "y" {
+		t.Errorf("Find(a) = %v, %v", j, ok)
+	}
+	if _, ok := reconciler.Find[*batchv1.Job](observed, "s"); ok {
+		t.Error("Find found a Secret as a Job")
+	}
+	jobs := reconciler.All[*batchv1.Job](observed)
+	if len(jobs) != 2 || jobs[0].Name != "a" || jobs[1].Name != "b" {
+		t.Errorf("All = %v", jobs)
+	}
+}
