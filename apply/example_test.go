@@ -142,10 +142,14 @@ func ExampleOutcome() {
 	for _, o := range []apply.Outcome{apply.Created, apply.Updated, apply.Unchanged} {
 		fmt.Println(o)
 	}
+	// A failed apply claims nothing.
+	var failed apply.Result
+	fmt.Println(failed.Outcome, failed.Outcome == apply.Unchanged)
 	// Output:
 	// Created
 	// Updated
 	// Unchanged
+	// None false
 }
 
 func ExampleFieldConflict() {

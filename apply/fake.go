@@ -43,9 +43,11 @@ type Fake struct {
 	// Respond, when set, answers every apply that passed the checks. obj
 	// is the object as applied, a copy of its own, and opts the call's
 	// options over the defaults (FieldManager, Force). Respond may change
-	// obj (set its status, say): Result.Object returns it. A non-nil error
-	// fails the apply, wrapped as an Applier wraps the API server's
-	// (Kind from the error, "apply Deployment default/web: ...").
+	// obj (set its status, say): Result.Object returns it. The Outcome it
+	// returns is the apply's, except the zero Outcome, which keeps the
+	// Fake's own answer. A non-nil error fails the apply, wrapped as an
+	// Applier wraps the API server's (Kind from the error, "apply
+	// Deployment default/web: ...").
 	Respond func(obj *unstructured.Unstructured, opts *client.ApplyOptions) (Outcome, error)
 
 	mu      sync.Mutex
@@ -98,14 +100,19 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 
 	res := Result{Outcome: Updated, sent: u}
 	switch {
-	case f.Respond != nil:
-		if res.Outcome, err = f.Respond(u, o); err != nil {
-			return Result{}, koperrors.Wrap(err, "apply", ref)
-		}
 	case !seen:
 		res.Outcome = Created
 	case last == hash:
 		res.Outcome = Unchanged
+	}
+	if f.Respond != nil {
+		out, err := f.Respond(u, o)
+		if err != nil {
+			return Result{}, koperrors.Wrap(err, "apply", ref)
+		}
+		if out != 0 {
+			res.Outcome = out
+		}
 	}
 	return res, nil
 }
