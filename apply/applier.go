@@ -113,6 +113,9 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	for _, o := range opts {
 		o(&c)
 	}
+	if c.scheme == nil {
+		return nil, koperrors.Errorf(koperrors.Config, "new applier: the scheme is nil (WithScheme)")
+	}
 	hc := c.httpClient
 	if hc == nil {
 		var err error
@@ -154,7 +157,7 @@ func (a *Applier) FieldOwner() string { return a.fieldOwner }
 // forget every object an informer reports deleted, call Forget from the
 // informer's DeleteFunc (unwrapping a cache.DeletedFinalStateUnknown).
 func (a *Applier) Forget(obj client.Object) {
-	gvk, err := apiutil.GVKForObject(obj, a.scheme)
+	gvk, err := gvkOf(obj, a.scheme)
 	if err != nil {
 		return
 	}

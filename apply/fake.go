@@ -26,12 +26,13 @@ const fakeFieldOwner = "fake-controller"
 //	fake.Applied() // the objects applied, in order
 //
 // It checks what an [Applier] checks without a server (an apiVersion and
-// kind, a name, a field owner: errors of Kind Invalid naming the object)
-// and takes the same inputs and options (client.FieldOwner, [Force],
-// client.DryRunAll). Each apply that passes is recorded and answered by
-// Respond when set, else Created for an object the Fake has not applied (or
-// was told to Forget), Unchanged for the same intent applied again as the
-// same field owner, and Updated otherwise. [Result.Object] is the object as
+// kind, a name, a field owner, a controller reference with a UID: errors of
+// Kind Invalid naming the object) and takes the same inputs and options
+// (client.FieldOwner, [Force], [AdoptOrphans], client.DryRunAll; it has no
+// objects of others to refuse to take over). Each apply that passes is
+// recorded and answered by Respond when set, else Created for an object the
+// Fake has not applied (or was told to Forget), Unchanged for the same
+// intent applied again as the same field owner, and Updated otherwise. [Result.Object] is the object as
 // applied (with whatever Respond set in it); [Result.Requests] is 0.
 type Fake struct {
 	// Owner is the field owner applies are made as unless an apply names
