@@ -183,23 +183,30 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		res.Outcome = Updated
 	}
 	if !dryRun(o) {
-		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, controller: types.UID(controllerUID(u))})
+		fields, _ := ownFields(u, o.FieldManager, u.GetAPIVersion())
+		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(u))})
 	}
 	return res, nil
 }
 
 // unchanged reports whether the cache's copy live proves that applying in
-// would change nothing, by two proofs, the cheapest first:
+// would change nothing, by three proofs, the cheapest first:
 //
 //   - our record: we applied the same intent, and live is at the
 //     resourceVersion that apply returned;
+//   - ownership: we applied the same intent to this object (UID), and our
+//     managedFields entry in live still owns the fields it owned after that
+//     apply: a value someone else changed since would have moved its field
+//     to them. This holds whatever the server filled in (defaults inside
+//     an atomic field such as a StatefulSet's volumeClaimTemplates, or a
+//     Service port's targetPort), which the values cannot tell;
 //   - the values ([liveHolds]): our entry owns exactly the intent's fields,
 //     and live holds the intent's value in each. Not used when we last
 //     applied another intent at a version the cache does not hold: the
 //     cache may not have our write yet, and an older copy may hold this
 //     intent (a revert) while the server holds the other.
 //
-// A proof by values is remembered as a record of live's
+// A proof by ownership or values is remembered as a record of live's
 // resourceVersion, so that the next apply of the same intent takes the
 // first proof.
 func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, live client.Object, rec record, remembered bool) bool {
@@ -208,6 +215,14 @@ func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, h
 	if sameIntent && sameVersion {
 		return true
 	}
+	apiVersion := in.gvk.GroupVersion().String()
+	if sameIntent && rec.fields != ([32]byte{}) {
+		if fields, ok := ownFields(live, o.FieldManager, apiVersion); ok && fields == rec.fields {
+			rec.resourceVersion = live.GetResourceVersion()
+			a.records.put(key, rec)
+			return true
+		}
+	}
 	if remembered && !sameVersion && !sameIntent {
 		return false // our own last write of another intent may not be cached yet
 	}
@@ -215,7 +230,8 @@ func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, h
 	if err != nil || !liveHolds(u, live, o.FieldManager) {
 		return false
 	}
-	a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash, controller: types.UID(controllerUID(live))})
+	fields, _ := ownFields(live, o.FieldManager, apiVersion)
+	a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(live))})
 	return true
 }
 

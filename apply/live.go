@@ -1,7 +1,9 @@
 package apply
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -95,6 +97,31 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 	}
 	leaves := fields.Leaves()
 	return value.Equals(got.ExtractItems(leaves).AsValue(), want.ExtractItems(leaves).AsValue())
+}
+
+// ownFields fingerprints the set of fields that fieldOwner's Apply entry in
+// obj's managedFields owns, when the entry was recorded at apiVersion. The
+// set is encoded as JSON with sorted keys (the API server's encoding and a
+// decoded object's may order them differently), then hashed.
+//
+// Server-side apply moves a field's ownership to whoever changes its value
+// (an update, or an apply with force), so an unchanged set proves that no
+// one else changed a value in it since our apply, whatever defaults the
+// server filled in: that is what [Applier.apply]'s ownership proof uses.
+func ownFields(obj client.Object, fieldOwner, apiVersion string) ([32]byte, bool) {
+	entry, ok := applyEntry(obj.GetManagedFields(), fieldOwner, apiVersion)
+	if !ok || entry.FieldsV1 == nil || len(entry.FieldsV1.Raw) == 0 {
+		return [32]byte{}, false
+	}
+	var set map[string]any
+	if err := json.Unmarshal(entry.FieldsV1.Raw, &set); err != nil {
+		return [32]byte{}, false
+	}
+	sorted, err := json.Marshal(set)
+	if err != nil {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(sorted), true
 }
 
 // applyEntry returns fieldOwner's Apply entry for the main resource, when it

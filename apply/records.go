@@ -20,6 +20,9 @@ type record struct {
 	uid             types.UID
 	resourceVersion string
 	intent          [32]byte // hash of the intent as sent
+	// fields fingerprints the fields our managedFields entry owned after
+	// the apply (zero when unknown): see [ownFields].
+	fields [32]byte
 	// controller is the UID of the object's controller after the apply.
 	controller types.UID
 	// disputed marks an object that an apply took over by accident and
