@@ -37,11 +37,16 @@ var (
 
 // Result is what one [Applier.Apply] did.
 type Result struct {
-	// Outcome is Created, Updated or Unchanged.
+	// Outcome is Created, Updated or Unchanged; the zero Outcome (none of
+	// them) when the apply failed.
 	Outcome Outcome
 	// Requests is the number of API requests the apply sent: 0 when the
-	// cache proved the object unchanged, 1 otherwise (more only if client-go
-	// retried, as after a 429).
+	// cache proved the object unchanged, 1 otherwise; 2 for the first apply
+	// of an object with a controller reference that the Applier cannot see
+	// in a cache (a GET first, see the package documentation on
+	// ownership), and for a refused or undone takeover (a dry run, or the
+	// apply that undoes it); more only if client-go retried, as after a
+	// 429. Set for a failed apply too.
 	Requests int
 
 	sent *unstructured.Unstructured // the server's answer
