@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,9 +51,10 @@ type Result struct {
 	// 429. Set for a failed apply too.
 	Requests int
 
-	sent *unstructured.Unstructured // the server's answer
-	live client.Object              // the cache's copy, when nothing was sent
-	gvk  schema.GroupVersionKind    // live's kind
+	sent   *unstructured.Unstructured // the server's answer
+	live   client.Object              // the cache's copy, when nothing was sent
+	gvk    schema.GroupVersionKind    // live's kind
+	scheme *runtime.Scheme            // for Into's check of its object's kind
 }
 
 // Object returns the object after the apply: the server's answer, or, when
@@ -78,6 +81,50 @@ func (r Result) Object() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(r.gvk)
 	return u
+}
+
+// Into sets obj to the object after the apply, as [Result.Object] returns
+// it, in obj's own form: a typed object of the result's kind (such as
+// *appsv1.Deployment), or an *unstructured.Unstructured. When nothing was
+// sent and the cache holds the kind typed, that is a deep copy of the
+// cache's copy, without the conversions to unstructured and back that
+// Object and a scheme's Convert would cost. obj is the caller's. Into fails
+// for a failed apply, and for an obj of another kind.
+func (r Result) Into(obj client.Object) error {
+	gvk := r.gvk
+	if r.sent != nil {
+		gvk = r.sent.GroupVersionKind()
+	}
+	if _, ok := obj.(*unstructured.Unstructured); !ok && r.scheme != nil && (r.sent != nil || r.live != nil) {
+		if kinds, _, err := r.scheme.ObjectKinds(obj); err == nil && !slices.ContainsFunc(kinds, func(k schema.GroupVersionKind) bool { return k.GroupKind() == gvk.GroupKind() }) {
+			return fmt.Errorf("result is a %s, not a %s (%T)", gvk.Kind, kinds[0].Kind, obj)
+		}
+	}
+	switch {
+	case r.sent != nil:
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			r.sent.DeepCopyInto(u)
+			return nil
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.sent.Object, obj); err != nil {
+			return fmt.Errorf("result of %s %s into %T: %w", r.sent.GetKind(), r.sent.GetName(), obj, err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(r.sent.GroupVersionKind())
+		return nil
+	case r.live == nil:
+		return fmt.Errorf("no object: the apply failed")
+	}
+	dst, src := reflect.ValueOf(obj), reflect.ValueOf(r.live)
+	if dst.Type() == src.Type() {
+		dst.Elem().Set(reflect.ValueOf(r.live.DeepCopyObject()).Elem())
+		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
+		return nil
+	}
+	u := r.Object()
+	if u == nil {
+		return fmt.Errorf("result of %s %s: cannot convert the cached %T", r.gvk.Kind, r.live.GetName(), r.live)
+	}
+	return Result{sent: u, scheme: r.scheme}.Into(obj)
 }
 
 // Applier applies desired state with server-side apply, and sends nothing

@@ -83,7 +83,10 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		return Result{}, err
 	}
 	key := recordKey{gk: gvk.GroupKind(), namespace: in.namespace, name: in.name}
-	hash := hashIntent(in, o)
+	hash, err := hashIntent(in, o)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})
+	}
 	rec, remembered := a.records.get(key)
 	owner := in.owner
 	requests := 0
@@ -132,7 +135,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 	// Unchanged without a request when the cache's copy proves it (see
 	// [Applier.unchanged]).
 	if live != nil && fromCache && !dryRun(o) && a.unchanged(in, o, key, hash, live, rec, remembered) {
-		return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
+		return Result{Outcome: Unchanged, live: live, gvk: gvk, scheme: a.scheme}, nil
 	}
 
 	// An apply that returns a resourceVersion known before wrote nothing.
@@ -163,7 +166,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		}
 		return a.undoTakeoverOf(ctx, in, o, key, hash, u, res.Requests)
 	}
-	res.sent = u
+	res.sent, res.scheme = u, a.scheme
 	switch {
 	case created:
 		res.Outcome = Created

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/client-go/rest"
@@ -90,6 +92,35 @@ func ExampleAdoptOrphans() {
 	// Output:
 	// refused: the object exists and has no controller
 	// Updated parent
+}
+
+// Read the applied object typed. When the cache proved it unchanged, Into
+// copies the cache's typed object, with no conversion to unstructured and
+// back.
+func ExampleResult_Into() {
+	cfg, ns := exampleCluster()
+	a, err := apply.New(cfg, "web-controller")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	labels := map[string]string{"app": "web"}
+	res, err := a.Apply(context.Background(), appsv1ac.Deployment("web", ns).WithSpec(appsv1ac.DeploymentSpec().
+		WithSelector(metav1ac.LabelSelector().WithMatchLabels(labels)).
+		WithTemplate(corev1ac.PodTemplateSpec().WithLabels(labels).WithSpec(corev1ac.PodSpec().
+			WithContainers(corev1ac.Container().WithName("web").WithImage("nginx:1.27"))))))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var d appsv1.Deployment
+	if err := res.Into(&d); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Outcome, d.Name, d.Generation, d.Spec.Template.Spec.Containers[0].Image)
+	// Output:
+	// Created web 1 nginx:1.27
 }
 
 // exampleCluster returns the tests' API server's config and a new

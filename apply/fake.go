@@ -86,7 +86,10 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 	}
 	u = u.DeepCopy()
 	key := recordKey{gk: in.gvk.GroupKind(), namespace: in.namespace, name: in.name}
-	hash := hashIntent(in, o)
+	hash, err := hashIntent(in, o)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
+	}
 
 	f.mu.Lock()
 	f.applied = append(f.applied, u.DeepCopy())
@@ -99,7 +102,7 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 	}
 	f.mu.Unlock()
 
-	res := Result{Outcome: Updated, sent: u}
+	res := Result{Outcome: Updated, sent: u, scheme: scheme}
 	switch {
 	case !seen:
 		res.Outcome = Created

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -20,16 +19,16 @@ import (
 )
 
 // intent is the desired state of one apply: its kind, namespace and name,
-// and the JSON it is made of. The JSON is all that an apply the cache proves
-// unchanged needs (its hash); the object sent is made from it only when it
-// is sent or checked against the cache's copy.
+// and the caller's input it is made of. The input's hash is all that an
+// apply the cache proves unchanged needs ([hashIntent], which encodes
+// nothing); the object sent is made from it only when it is sent or checked
+// against the cache's copy.
 type intent struct {
 	gvk             schema.GroupVersionKind
 	namespace, name string
-	// data is the JSON of the input: the intent as sent for an apply
-	// configuration or an unstructured object, the whole object for a
-	// typed one (whose intent is a function of it).
-	data  []byte
+	// input is the caller's: an apply configuration, an unstructured
+	// object or a typed one, read during the apply and never changed.
+	input any
 	typed client.Object // the typed input, pruned into u on demand
 	u     *unstructured.Unstructured
 	// owner is the intent's controller reference (an owner reference
@@ -62,8 +61,17 @@ func (in *intent) fresh() (*unstructured.Unstructured, error) {
 		}
 		u.Object = pruneTyped(m)
 		u.SetGroupVersionKind(in.gvk)
-	} else if err := sigsjson.UnmarshalCaseSensitivePreserveInts(in.data, &u.Object); err != nil {
-		return nil, fmt.Errorf("decode intent: %w", err)
+	} else {
+		// Through JSON, as the input would be sent: an apply configuration
+		// has no other form, and an unstructured object's values become
+		// JSON's (an int an int64).
+		data, err := json.Marshal(in.input)
+		if err != nil {
+			return nil, fmt.Errorf("encode %T: %w", in.input, err)
+		}
+		if err := sigsjson.UnmarshalCaseSensitivePreserveInts(data, &u.Object); err != nil {
+			return nil, fmt.Errorf("decode intent: %w", err)
+		}
 	}
 	if u.Object == nil {
 		return nil, fmt.Errorf("decode intent: not an object")
@@ -82,31 +90,24 @@ type objectMeta interface {
 }
 
 // toIntent turns the three accepted inputs into the intent sent to the
-// server, encoding each once.
+// server, without encoding them.
 func toIntent(in any, scheme *runtime.Scheme) (*intent, error) {
 	if in == nil || (reflect.ValueOf(in).Kind() == reflect.Pointer && reflect.ValueOf(in).IsNil()) {
 		return nil, fmt.Errorf("cannot apply a nil %T", in)
 	}
 	switch v := in.(type) {
 	case *unstructured.Unstructured:
-		data, err := json.Marshal(v.Object)
-		if err != nil {
-			return nil, fmt.Errorf("encode %T: %w", v, err)
-		}
-		// Not v itself: the apply decodes the server's answer into its
-		// intent, and v is the caller's.
-		out := &intent{gvk: v.GroupVersionKind(), namespace: v.GetNamespace(), name: v.GetName(), data: data}
+		// Sent as a copy ([intent.fresh]): the apply decodes the server's
+		// answer into its intent, and v is the caller's.
+		out := &intent{gvk: v.GroupVersionKind(), namespace: v.GetNamespace(), name: v.GetName(), input: v}
+		var err error
 		out.owner, err = unstructuredController(v.Object)
 		if err != nil {
 			return nil, err
 		}
 		return out, nil
 	case runtime.ApplyConfiguration:
-		data, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("encode apply configuration %T: %w", v, err)
-		}
-		out := &intent{data: data}
+		out := &intent{input: v}
 		if m, ok := v.(objectMeta); ok {
 			gv, err := schema.ParseGroupVersion(ptr.Deref(m.GetAPIVersion(), ""))
 			if err != nil {
@@ -136,13 +137,9 @@ func toIntent(in any, scheme *runtime.Scheme) (*intent, error) {
 		if err != nil {
 			return nil, err
 		}
-		// Equal objects send equal intents, so the object's own JSON
+		// Equal objects send equal intents, so the object itself
 		// identifies the intent, and costs less than pruning it.
-		data, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("encode %T: %w", v, err)
-		}
-		out := &intent{gvk: gvk, namespace: v.GetNamespace(), name: v.GetName(), data: data, typed: v}
+		out := &intent{gvk: gvk, namespace: v.GetNamespace(), name: v.GetName(), input: v, typed: v}
 		for i, r := range v.GetOwnerReferences() {
 			if ptr.Deref(r.Controller, false) {
 				out.owner = &metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: ptr.To(true)}
@@ -292,21 +289,4 @@ func pruneEmpty(m map[string]any) {
 			}
 		}
 	}
-}
-
-// hashIntent hashes the intent's JSON, with the field owner and Force: an
-// apply under another owner or with Force is another intent. encoding/json
-// writes struct fields in order and sorts map keys, so equal inputs hash
-// equal, and inputs that hash equal send equal intents.
-func hashIntent(in *intent, o *client.ApplyOptions) [32]byte {
-	h := sha256.New()
-	h.Write(in.data)
-	h.Write([]byte{0})
-	h.Write([]byte(o.FieldManager))
-	if forced(o) {
-		h.Write([]byte{0, 'F'})
-	}
-	var sum [32]byte
-	h.Sum(sum[:0])
-	return sum
 }
