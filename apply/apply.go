@@ -186,8 +186,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		res.Outcome = Updated
 	}
 	if !dryRun(o) {
-		fields, _ := ownFields(u, o.FieldManager, u.GetAPIVersion())
-		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(u))})
+		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, controller: types.UID(controllerUID(u))})
 	}
 	return res, nil
 }
@@ -198,9 +197,9 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 //   - our record: we applied the same intent, and live is at the
 //     resourceVersion that apply returned;
 //   - ownership: we applied the same intent to this object (UID), and our
-//     managedFields entry in live still owns the fields it owned after that
-//     apply: a value someone else changed since would have moved its field
-//     to them. This holds whatever the server filled in (defaults inside
+//     managedFields entry in live still owns the fields it owned when the
+//     cache first showed that apply: a value someone else changed since
+//     would have moved its field to them. This holds whatever the server filled in (defaults inside
 //     an atomic field such as a StatefulSet's volumeClaimTemplates, or a
 //     Service port's targetPort), which the values cannot tell;
 //   - the values ([liveHolds]): our entry owns exactly the intent's fields,
@@ -215,12 +214,19 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, live client.Object, rec record, remembered bool) bool {
 	sameIntent := remembered && rec.intent == hash
 	sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
+	apiVersion := func() string { return in.gvk.GroupVersion().String() }
 	if sameIntent && sameVersion {
+		if rec.fields == ([32]byte{}) {
+			// The cache shows our write for the first time: fingerprint
+			// our fields for the ownership proof.
+			if rec.fields, _ = ownFields(live, o.FieldManager, apiVersion()); rec.fields != ([32]byte{}) {
+				a.records.put(key, rec)
+			}
+		}
 		return true
 	}
-	apiVersion := in.gvk.GroupVersion().String()
 	if sameIntent && rec.fields != ([32]byte{}) {
-		if fields, ok := ownFields(live, o.FieldManager, apiVersion); ok && fields == rec.fields {
+		if fields, ok := ownFields(live, o.FieldManager, apiVersion()); ok && fields == rec.fields {
 			rec.resourceVersion = live.GetResourceVersion()
 			a.records.put(key, rec)
 			return true
@@ -233,7 +239,7 @@ func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, h
 	if err != nil || !liveHolds(u, live, o.FieldManager) {
 		return false
 	}
-	fields, _ := ownFields(live, o.FieldManager, apiVersion)
+	fields, _ := ownFields(live, o.FieldManager, apiVersion())
 	a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(live))})
 	return true
 }

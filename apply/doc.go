@@ -149,14 +149,14 @@
 //
 //   - Its record. The Applier remembers, per object (group, kind,
 //     namespace, name), the UID, the resourceVersion the server returned, a
-//     hash of the intent (with the field owner and Force), and a
-//     fingerprint of the fields its managedFields entry owned after the
-//     apply. The same intent again, with the cache at that UID and
-//     resourceVersion: nobody changed the object since.
+//     hash of the intent (with the field owner and Force), and, once the
+//     cache has shown that apply, a fingerprint of the fields its
+//     managedFields entry owns. The same intent again, with the cache at
+//     that UID and resourceVersion: nobody changed the object since.
 //   - Ownership. The same intent again, the cache at that UID but another
 //     resourceVersion (someone else wrote: a controller its status, another
 //     manager a label), and our managedFields entry still owns exactly the
-//     fields it owned after our apply. Server-side apply moves a field to
+//     fields it owned then. Server-side apply moves a field to
 //     whoever changes its value (an update, or an apply with force), so an
 //     unchanged set of ours proves that no one changed our values. This
 //     holds whatever the API server filled in after our apply, which the

@@ -3,7 +3,6 @@ package apply
 import (
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,28 +99,23 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 }
 
 // ownFields fingerprints the set of fields that fieldOwner's Apply entry in
-// obj's managedFields owns, when the entry was recorded at apiVersion. The
-// set is encoded as JSON with sorted keys (the API server's encoding and a
-// decoded object's may order them differently), then hashed.
+// obj's managedFields owns, when the entry was recorded at apiVersion: a
+// hash of the entry's fieldsV1 as the cache holds it. The Applier compares
+// fingerprints taken from the same cache (an object of a kind is read in
+// one form), where the API server's encoding of a set is stable: the bytes
+// of an unchanged set stay the same, and the server sends what it stored.
 //
 // Server-side apply moves a field's ownership to whoever changes its value
 // (an update, or an apply with force), so an unchanged set proves that no
 // one else changed a value in it since our apply, whatever defaults the
-// server filled in: that is what [Applier.apply]'s ownership proof uses.
+// server filled in: that is what [Applier.unchanged]'s ownership proof
+// uses.
 func ownFields(obj client.Object, fieldOwner, apiVersion string) ([32]byte, bool) {
 	entry, ok := applyEntry(obj.GetManagedFields(), fieldOwner, apiVersion)
 	if !ok || entry.FieldsV1 == nil || len(entry.FieldsV1.Raw) == 0 {
 		return [32]byte{}, false
 	}
-	var set map[string]any
-	if err := json.Unmarshal(entry.FieldsV1.Raw, &set); err != nil {
-		return [32]byte{}, false
-	}
-	sorted, err := json.Marshal(set)
-	if err != nil {
-		return [32]byte{}, false
-	}
-	return sha256.Sum256(sorted), true
+	return sha256.Sum256(entry.FieldsV1.Raw), true
 }
 
 // applyEntry returns fieldOwner's Apply entry for the main resource, when it

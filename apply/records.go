@@ -21,7 +21,8 @@ type record struct {
 	resourceVersion string
 	intent          [32]byte // hash of the intent as sent
 	// fields fingerprints the fields our managedFields entry owned after
-	// the apply (zero when unknown): see [ownFields].
+	// the apply, as the cache shows them (zero until the cache has shown
+	// our write): see [ownFields].
 	fields [32]byte
 	// controller is the UID of the object's controller after the apply.
 	controller types.UID
