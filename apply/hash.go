@@ -32,7 +32,9 @@ import (
 // monotonic reading) may hash apart; that costs a proof from the cached
 // object, never a wrong Unchanged. The hash is compared only within the
 // process (the Applier's records, a Fake's), so type identities are
-// numbered per process.
+// numbered per process. The walk appends to a local buffer (a pooled
+// one's backing array), as strconv's Append functions do, so that it stores
+// no pointer into the heap while it runs.
 
 // maxDepth bounds the walk, as encoding/json bounds its own: a deeper
 // value (a cycle) is refused.
@@ -44,64 +46,45 @@ const maxDepth = 1000
 // A value the walk cannot take (a func or channel field the encoding
 // skips, a map keyed by numbers) is hashed by its JSON encoding instead.
 func hashIntent(in *intent, o *client.ApplyOptions) ([32]byte, error) {
-	w := hasherPool.Get().(*valueHasher)
-	defer w.release()
-	w.reset()
-	if err := w.any(reflect.ValueOf(in.input), 0); err != nil {
+	pooled := bufferPool.Get().(*[]byte)
+	b, err := appendAny((*pooled)[:0], reflect.ValueOf(in.input), 0)
+	if err != nil {
 		data, jerr := json.Marshal(in.input)
 		if jerr != nil {
 			return [32]byte{}, fmt.Errorf("encode %T: %w", in.input, jerr)
 		}
-		w.reset()
-		w.byte('J')
-		w.bytes(data)
+		b = appendBytes(append(b[:0], 'J'), data)
 	}
-	w.str(o.FieldManager)
-	w.bool(forced(o))
-	return w.sum(), nil
+	b = appendString(b, o.FieldManager)
+	b = appendBool(b, forced(o))
+	sum := sha256.Sum256(b)
+	if cap(b) <= maxPooledBuffer {
+		*pooled = b
+		bufferPool.Put(pooled)
+	}
+	return sum, nil
 }
 
-var hasherPool = sync.Pool{New: func() any { return &valueHasher{buf: make([]byte, 0, 2048)} }}
+var bufferPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
-// maxPooledBuffer is the largest buffer a hasher keeps for the next intent.
+// maxPooledBuffer is the largest buffer kept for the next intent.
 const maxPooledBuffer = 64 << 10
 
-// valueHasher writes values into a buffer, hashed at the end.
-type valueHasher struct {
-	buf     []byte
-	scratch [64]byte // a quantity's canonical form
-}
-
-func (w *valueHasher) reset() { w.buf = w.buf[:0] }
-
-func (w *valueHasher) sum() [32]byte { return sha256.Sum256(w.buf) }
-
-func (w *valueHasher) release() {
-	if cap(w.buf) <= maxPooledBuffer {
-		hasherPool.Put(w)
+func appendBool(b []byte, v bool) []byte {
+	if v {
+		return append(b, 1)
 	}
+	return append(b, 0)
 }
 
-func (w *valueHasher) byte(b byte) { w.buf = append(w.buf, b) }
-
-func (w *valueHasher) bool(b bool) {
-	if b {
-		w.byte(1)
-	} else {
-		w.byte(0)
-	}
+func appendString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
-func (w *valueHasher) uint(u uint64) { w.buf = binary.AppendUvarint(w.buf, u) }
-
-func (w *valueHasher) str(s string) {
-	w.uint(uint64(len(s)))
-	w.buf = append(w.buf, s...)
-}
-
-func (w *valueHasher) bytes(b []byte) {
-	w.uint(uint64(len(b)))
-	w.buf = append(w.buf, b...)
+func appendBytes(b, p []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
 }
 
 // typeIDs numbers the types met in interfaces, per process.
@@ -110,23 +93,22 @@ var (
 	nextTypeID atomic.Uint64
 )
 
-func (w *valueHasher) typ(t reflect.Type) {
+func appendType(b []byte, t reflect.Type) []byte {
 	id, ok := typeIDs.Load(t)
 	if !ok {
 		id, _ = typeIDs.LoadOrStore(t, nextTypeID.Add(1))
 	}
-	w.uint(id.(uint64))
+	return binary.AppendUvarint(b, id.(uint64))
 }
 
-// any writes v's dynamic type and value (0 for a nil interface or pointer).
-func (w *valueHasher) any(v reflect.Value, depth int) error {
+// appendAny appends v's dynamic type and value (0 for a nil interface or
+// pointer).
+func appendAny(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	if !v.IsValid() {
-		w.byte(0)
-		return nil
+		return append(b, 0), nil
 	}
-	w.byte(1)
-	w.typ(v.Type())
-	return w.value(v, depth)
+	b = appendType(append(b, 1), v.Type())
+	return appendValue(b, v, depth)
 }
 
 var (
@@ -146,109 +128,104 @@ var (
 	}()
 )
 
-func (w *valueHasher) value(v reflect.Value, depth int) error {
+func errTooDeep() error { return fmt.Errorf("value nested deeper than %d (a cycle?)", maxDepth) }
+
+func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return fmt.Errorf("value nested deeper than %d (a cycle?)", maxDepth)
+		return b, errTooDeep()
 	}
 	switch v.Kind() {
 	case reflect.Bool:
-		w.bool(v.Bool())
+		return appendBool(b, v.Bool()), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		w.uint(uint64(v.Int()))
+		return binary.AppendUvarint(b, uint64(v.Int())), nil
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		w.uint(v.Uint())
+		return binary.AppendUvarint(b, v.Uint()), nil
 	case reflect.Float32, reflect.Float64:
-		w.uint(math.Float64bits(v.Float()))
+		return binary.AppendUvarint(b, math.Float64bits(v.Float())), nil
 	case reflect.String:
-		w.str(v.String())
+		return appendString(b, v.String()), nil
 	case reflect.Pointer:
 		if v.IsNil() {
-			w.byte(0)
-			return nil
+			return append(b, 0), nil
 		}
-		w.byte(1)
-		return w.value(v.Elem(), depth+1)
+		return appendValue(append(b, 1), v.Elem(), depth+1)
 	case reflect.Interface:
 		if v.IsNil() {
-			w.byte(0)
-			return nil
+			return append(b, 0), nil
 		}
-		return w.any(v.Elem(), depth+1)
+		return appendAny(b, v.Elem(), depth+1)
 	case reflect.Struct:
 		switch {
 		case v.Type() == timeType && timeLayout:
-			return w.time(v)
+			return appendTime(b, v), nil
 		case v.Type() == quantityType && v.CanAddr() && v.CanInterface():
-			w.quantity(v.Addr().Interface().(*resource.Quantity))
-			return nil
+			return appendQuantity(b, v.Addr().Interface().(*resource.Quantity)), nil
 		}
+		var err error
 		for i := range v.NumField() {
-			if err := w.value(v.Field(i), depth+1); err != nil {
-				return err
+			if b, err = appendValue(b, v.Field(i), depth+1); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case reflect.Slice:
 		if v.IsNil() {
-			w.byte(0)
-			return nil
+			return append(b, 0), nil
 		}
-		w.byte(1)
+		b = append(b, 1)
 		if v.Type().Elem().Kind() == reflect.Uint8 {
-			w.bytes(v.Bytes())
-			return nil
+			return appendBytes(b, v.Bytes()), nil
 		}
 		fallthrough
 	case reflect.Array:
 		n := v.Len()
-		w.uint(uint64(n))
+		b = binary.AppendUvarint(b, uint64(n))
+		var err error
 		for i := range n {
-			if err := w.value(v.Index(i), depth+1); err != nil {
-				return err
+			if b, err = appendValue(b, v.Index(i), depth+1); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case reflect.Map:
 		if v.IsNil() {
-			w.byte(0)
-			return nil
+			return append(b, 0), nil
 		}
-		w.byte(1)
-		return w.mapValue(v, depth)
+		return appendMap(append(b, 1), v, depth)
 	default:
-		return fmt.Errorf("cannot hash a %s", v.Type())
+		return b, fmt.Errorf("cannot hash a %s", v.Type())
 	}
-	return nil
 }
 
-// time writes a time.Time: its unexported fields, which hold the instant
-// (and a monotonic reading, which only splits equal instants), and the
-// name of its location, which the encoding may print.
-func (w *valueHasher) time(v reflect.Value) error {
-	w.uint(v.Field(0).Uint())
-	w.uint(uint64(v.Field(1).Int()))
+// appendTime appends a time.Time: its unexported fields, which hold the
+// instant (and a monotonic reading, which only splits equal instants), and
+// the name of its location, which the encoding may print.
+func appendTime(b []byte, v reflect.Value) []byte {
+	b = binary.AppendUvarint(b, v.Field(0).Uint())
+	b = binary.AppendUvarint(b, uint64(v.Field(1).Int()))
 	loc := v.Field(2)
 	if loc.IsNil() {
-		w.byte(0)
-		return nil
+		return append(b, 0)
 	}
-	w.byte(1)
-	w.str(loc.Elem().Field(0).String())
-	return nil
+	return appendString(append(b, 1), loc.Elem().Field(0).String())
 }
 
-// quantity writes a quantity as what its JSON is a function of: its value
-// in canonical decimal form, and its format.
-func (w *valueHasher) quantity(q *resource.Quantity) {
-	number, exponent := q.AsCanonicalBytes(w.scratch[:0])
-	w.bytes(number)
-	w.uint(uint64(exponent))
-	w.str(string(q.Format))
+// appendQuantity appends a quantity as what its JSON is a function of:
+// its value in canonical decimal form, and its format.
+func appendQuantity(b []byte, q *resource.Quantity) []byte {
+	var scratch [64]byte
+	number, exponent := q.AsCanonicalBytes(scratch[:0])
+	b = appendBytes(b, number)
+	b = binary.AppendUvarint(b, uint64(exponent))
+	return appendString(b, string(q.Format))
 }
 
-// mapValue writes a map's entries in key order. The usual maps of
+// appendMap appends a map's entries in key order. The usual maps of
 // Kubernetes objects take a path without reflection, and without an
 // allocation for up to 16 keys.
-func (w *valueHasher) mapValue(v reflect.Value, depth int) error {
-	w.uint(uint64(v.Len()))
+func appendMap(b []byte, v reflect.Value, depth int) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(v.Len()))
 	switch {
 	case v.Type() == stringsType && v.CanInterface():
 		m := v.Interface().(map[string]string)
@@ -259,10 +236,9 @@ func (w *valueHasher) mapValue(v reflect.Value, depth int) error {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			w.str(k)
-			w.str(m[k])
+			b = appendString(appendString(b, k), m[k])
 		}
-		return nil
+		return b, nil
 	case v.Type() == resourceType && v.CanInterface():
 		m := v.Interface().(corev1.ResourceList)
 		var small [16]corev1.ResourceName
@@ -272,89 +248,78 @@ func (w *valueHasher) mapValue(v reflect.Value, depth int) error {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			w.str(string(k))
 			q := m[k]
-			w.quantity(&q)
+			b = appendQuantity(appendString(b, string(k)), &q)
 		}
-		return nil
+		return b, nil
 	case v.Type() == anyMapType && v.CanInterface():
-		return w.anyMap(v.Interface().(map[string]any), depth)
+		return appendAnyMap(b, v.Interface().(map[string]any), depth)
 	case v.Type().Key().Kind() != reflect.String:
-		return fmt.Errorf("cannot hash a %s: its keys are not strings", v.Type())
+		return b, fmt.Errorf("cannot hash a %s: its keys are not strings", v.Type())
 	}
 	keys := v.MapKeys()
-	slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+	slices.SortFunc(keys, func(x, y reflect.Value) int { return strings.Compare(x.String(), y.String()) })
+	var err error
 	for _, k := range keys {
-		w.str(k.String())
-		if err := w.value(v.MapIndex(k), depth+1); err != nil {
-			return err
+		if b, err = appendValue(appendString(b, k.String()), v.MapIndex(k), depth+1); err != nil {
+			return b, err
 		}
 	}
-	return nil
+	return b, nil
 }
 
-// anyMap writes an unstructured object's map without reflection for the
-// JSON types.
-func (w *valueHasher) anyMap(m map[string]any, depth int) error {
+// appendAnyMap appends an unstructured object's map, without reflection
+// for the JSON types.
+func appendAnyMap(b []byte, m map[string]any, depth int) ([]byte, error) {
 	var small [16]string
 	keys := small[:0]
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
+	var err error
 	for _, k := range keys {
-		w.str(k)
-		if err := w.anyJSON(m[k], depth+1); err != nil {
-			return err
+		if b, err = appendJSON(appendString(b, k), m[k], depth+1); err != nil {
+			return b, err
 		}
 	}
-	return nil
+	return b, nil
 }
 
-func (w *valueHasher) anyJSON(x any, depth int) error {
+func appendJSON(b []byte, x any, depth int) ([]byte, error) {
 	if depth > maxDepth {
-		return fmt.Errorf("value nested deeper than %d (a cycle?)", maxDepth)
+		return b, errTooDeep()
 	}
 	switch val := x.(type) {
 	case string:
-		w.byte('s')
-		w.str(val)
+		return appendString(append(b, 's'), val), nil
 	case map[string]any:
-		w.byte('m')
 		if val == nil {
-			w.byte(0)
-			return nil
+			return append(b, 'm', 0), nil
 		}
-		w.byte(1)
-		w.uint(uint64(len(val)))
-		return w.anyMap(val, depth)
+		b = binary.AppendUvarint(append(b, 'm', 1), uint64(len(val)))
+		return appendAnyMap(b, val, depth)
 	case []any:
-		w.byte('l')
 		if val == nil {
-			w.byte(0)
-			return nil
+			return append(b, 'l', 0), nil
 		}
-		w.byte(1)
-		w.uint(uint64(len(val)))
+		b = binary.AppendUvarint(append(b, 'l', 1), uint64(len(val)))
+		var err error
 		for _, item := range val {
-			if err := w.anyJSON(item, depth+1); err != nil {
-				return err
+			if b, err = appendJSON(b, item, depth+1); err != nil {
+				return b, err
 			}
 		}
+		return b, nil
 	case bool:
-		w.byte('b')
-		w.bool(val)
+		return appendBool(append(b, 'b'), val), nil
 	case int64:
-		w.byte('i')
-		w.uint(uint64(val))
+		return binary.AppendUvarint(append(b, 'i'), uint64(val)), nil
 	case float64:
-		w.byte('f')
-		w.uint(math.Float64bits(val))
+		return binary.AppendUvarint(append(b, 'f'), math.Float64bits(val)), nil
 	case nil:
-		w.byte('n')
+		return append(b, 'n'), nil
 	default:
-		w.byte('r')
-		return w.any(reflect.ValueOf(x), depth+1)
+		return appendAny(append(b, 'r'), reflect.ValueOf(x), depth+1)
 	}
-	return nil
 }
