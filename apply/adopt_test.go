@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
@@ -27,7 +26,7 @@ func newParent(t *testing.T, ns, name string) metav1.OwnerReference {
 	if err := cluster.Client().Create(t.Context(), p); err != nil {
 		t.Fatal(err)
 	}
-	return metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: p.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
+	return metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name, UID: p.UID, Controller: new(true), BlockOwnerDeletion: new(true)}
 }
 
 // childAC is a ConfigMap apply configuration controlled by parent.

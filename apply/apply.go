@@ -109,7 +109,6 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		if err != nil {
 			return Result{Requests: requests}, fmt.Errorf("read the object to learn its controller before applying a controller reference (the cache cannot tell; AdoptOrphans(true) skips this): %w", err)
 		}
-		seen = true
 	}
 	if remembered && live != nil && rec.uid != live.GetUID() {
 		a.records.forget(key) // deleted and recreated since

@@ -107,14 +107,14 @@ func TestHashIntent(t *testing.T) {
 
 	// Apply configurations and unstructured objects.
 	ac := func(v string) any { return corev1ac.ConfigMap("cm", "ns").WithData(map[string]string{"k": v}) }
-	if hashOf(t, ac("1")) != hashOf(t, ac("1")) || hashOf(t, ac("1")) == hashOf(t, ac("2")) {
+	if one, again, two := hashOf(t, ac("1")), hashOf(t, ac("1")), hashOf(t, ac("2")); one != again || one == two {
 		t.Error("apply configurations: equal hash apart, or different alike")
 	}
 	u := func(v any) any {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
 			"metadata": map[string]any{"name": "cm", "namespace": "ns"}, "data": map[string]any{"k": v}}}
 	}
-	if hashOf(t, u("1")) != hashOf(t, u("1")) || hashOf(t, u("1")) == hashOf(t, u("2")) || hashOf(t, u("1")) == hashOf(t, u(nil)) {
+	if one, again, two, none := hashOf(t, u("1")), hashOf(t, u("1")), hashOf(t, u("2")), hashOf(t, u(nil)); one != again || one == two || one == none {
 		t.Error("unstructured objects: equal hash apart, or different alike")
 	}
 	if hashOf(t, u("1")) == hashOf(t, ac("1")) {

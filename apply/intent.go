@@ -142,7 +142,7 @@ func toIntent(in any, scheme *runtime.Scheme) (*intent, error) {
 		out := &intent{gvk: gvk, namespace: v.GetNamespace(), name: v.GetName(), input: v, typed: v}
 		for i, r := range v.GetOwnerReferences() {
 			if ptr.Deref(r.Controller, false) {
-				out.owner = &metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: ptr.To(true)}
+				out.owner = &metav1.OwnerReference{APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID, Controller: new(true)}
 				return out, checkControllerRef(out.owner, i)
 			}
 		}
@@ -193,7 +193,7 @@ func applyConfigurationMeta(ac any) (*metav1ac.ObjectMetaApplyConfiguration, boo
 	if i < 0 {
 		return nil, false
 	}
-	meta, _ := v.Field(i).Interface().(*metav1ac.ObjectMetaApplyConfiguration)
+	meta, _ := reflect.TypeAssert[*metav1ac.ObjectMetaApplyConfiguration](v.Field(i))
 	return meta, true
 }
 
@@ -210,7 +210,7 @@ func applyConfigurationController(meta *metav1ac.ObjectMetaApplyConfiguration) (
 		}
 		ref := &metav1.OwnerReference{
 			APIVersion: ptr.Deref(r.APIVersion, ""), Kind: ptr.Deref(r.Kind, ""), Name: ptr.Deref(r.Name, ""),
-			UID: ptr.Deref(r.UID, ""), Controller: ptr.To(true),
+			UID: ptr.Deref(r.UID, ""), Controller: new(true),
 		}
 		return ref, checkControllerRef(ref, i)
 	}
@@ -231,7 +231,7 @@ func unstructuredController(obj map[string]any) (*metav1.OwnerReference, error) 
 		str := func(k string) string { s, _ := m[k].(string); return s }
 		ref := &metav1.OwnerReference{
 			APIVersion: str("apiVersion"), Kind: str("kind"), Name: str("name"),
-			UID: types.UID(str("uid")), Controller: ptr.To(true),
+			UID: types.UID(str("uid")), Controller: new(true),
 		}
 		return ref, checkControllerRef(ref, i)
 	}

@@ -112,10 +112,11 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 // uses.
 func ownFields(obj client.Object, fieldOwner, apiVersion string) ([32]byte, bool) {
 	entry, ok := applyEntry(obj.GetManagedFields(), fieldOwner, apiVersion)
-	if !ok || entry.FieldsV1 == nil || len(entry.FieldsV1.Raw) == 0 {
+	raw := entry.FieldsV1.GetRawBytes()
+	if !ok || len(raw) == 0 {
 		return [32]byte{}, false
 	}
-	return sha256.Sum256(entry.FieldsV1.Raw), true
+	return sha256.Sum256(raw), true
 }
 
 // applyEntry returns fieldOwner's Apply entry for the main resource, when it
