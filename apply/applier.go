@@ -205,9 +205,11 @@ func (a *Applier) FieldOwner() string { return a.fieldOwner }
 
 // Forget drops what the Applier remembers about obj (only its kind,
 // namespace and name matter), as when the caller deleted it. The Applier also
-// forgets an object when its cache says it is gone or has another UID. To
-// forget every object an informer reports deleted, call Forget from the
-// informer's DeleteFunc (unwrapping a cache.DeletedFinalStateUnknown).
+// forgets an object when the cache or the API server shows another UID under
+// its name, but not when its cache says it is gone (the cache may not have
+// received the Applier's own creation of it yet). To forget every object an
+// informer reports deleted, call Forget from the informer's DeleteFunc
+// (unwrapping a cache.DeletedFinalStateUnknown).
 func (a *Applier) Forget(obj client.Object) {
 	gvk, err := gvkOf(obj, a.scheme)
 	if err != nil {
