@@ -80,6 +80,9 @@ func (e *TakeoverError) Error() string {
 	switch {
 	case e.Appeared:
 		fmt.Fprintf(&b, "the object was created by %q while this apply created it, and the apply took it over; its controller reference (%s %s) was removed again: the Applier never takes over an object it did not create", e.Manager, e.Owner.Kind, e.Owner.Name)
+	case e.Controller != nil && e.Controller.Kind == e.Owner.Kind && e.Controller.Name == e.Owner.Name && e.Controller.APIVersion == e.Owner.APIVersion:
+		fmt.Fprintf(&b, "the object is controlled by an earlier %s %s (uid %s), since deleted: wait for the garbage collector to delete it",
+			e.Controller.Kind, e.Controller.Name, e.Controller.UID)
 	case e.Controller != nil:
 		fmt.Fprintf(&b, "the object is controlled by %s %s (uid %s), not by %s %s: the Applier never takes over an object another controller controls; rename the object or remove the other one",
 			e.Controller.Kind, e.Controller.Name, e.Controller.UID, e.Owner.Kind, e.Owner.Name)

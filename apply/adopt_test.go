@@ -302,3 +302,26 @@ func TestCacheLagAfterOwnCreate(t *testing.T) {
 		t.Errorf("child's controller = %v, want the parent", got)
 	}
 }
+
+// A child of an earlier parent of the same name (deleted and created
+// again; the garbage collector has not removed the child yet) is not taken
+// over by the new parent either, and the error says to wait.
+func TestEarlierParentsChildIsNotTakenOver(t *testing.T) {
+	ns := cluster.Namespace(t)
+	a, _ := newApplier(t)
+	earlier := newParent(t, ns, "parent")
+	if _, err := a.Apply(t.Context(), childAC(ns, "child", earlier, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client().Delete(t.Context(), cmKey(ns, "parent")); err != nil {
+		t.Fatal(err)
+	}
+	later := newParent(t, ns, "parent")
+	_, err := a.Apply(t.Context(), childAC(ns, "child", later, nil))
+	if te, ok := errors.AsType[*apply.TakeoverError](err); !ok || te.Controller.UID != earlier.UID || !strings.Contains(err.Error(), "an earlier ConfigMap parent") {
+		t.Errorf("apply for the new parent = %v, want a TakeoverError naming the earlier parent", err)
+	}
+	if got := metav1.GetControllerOf(readConfigMap(t, ns, "child")); got == nil || got.UID != earlier.UID {
+		t.Errorf("child's controller = %v, want the earlier parent still", got)
+	}
+}
