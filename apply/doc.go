@@ -199,11 +199,17 @@
 // one apply that writes nothing, once; the record then takes over. With a
 // cache that strips managedFields, only the record proves anything: one
 // request after a restart or another's write. The proofs are tried in
-// order of cost: the record is a comparison, the ownership proof decodes
-// our managedFields entry, the values proof converts both objects to typed
-// values and walks them (see BenchmarkApplyUnchanged); the schema it needs
-// is parsed on its first use (about 60ms and 20MB allocated, once per
-// process).
+// order of cost: the record is a comparison of the intent's hash (a walk of
+// the input's Go value, no encoding), the ownership proof hashes our
+// managedFields entry, the values proof converts both objects to typed
+// values and walks them. Measured on a shared 2-core machine
+// (BenchmarkApplyConverged, BenchmarkApplyUnchanged): an unchanged typed
+// Deployment costs some 15µs of CPU and 37 allocations by the record, about
+// half of it the cache's deep copy of the object, and some 600µs and 2,400
+// allocations by the values; the schema the values need is parsed on its
+// first use (about 60ms and 20MB allocated, once per process). The Applier
+// never modifies what it reads from the cache, so a cache configured with
+// UnsafeDisableDeepCopy for the kinds you apply saves that copy.
 //
 // Unchanged without a request is as current as the cache, no more. Right
 // after someone else's write, before the watch brings it into the cache, the
