@@ -3,7 +3,9 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
@@ -323,5 +326,53 @@ func TestEarlierParentsChildIsNotTakenOver(t *testing.T) {
 	}
 	if got := metav1.GetControllerOf(readConfigMap(t, ns, "child")); got == nil || got.UID != earlier.UID {
 		t.Errorf("child's controller = %v, want the earlier parent still", got)
+	}
+}
+
+// failingPatches fails the PATCH requests whose numbers (from 1) it holds.
+type failingPatches struct {
+	next    http.RoundTripper
+	patches atomic.Int64
+	fail    map[int64]bool
+}
+
+func (f *failingPatches) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPatch && f.fail[f.patches.Add(1)] {
+		return nil, errors.New("connection reset (injected)")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// When removing the controller reference again fails, the object stays
+// taken over by accident only until the next apply of it, which removes
+// the reference first and reports the takeover again.
+func TestFailedUndoIsRetried(t *testing.T) {
+	ns := cluster.Namespace(t)
+	parent := newParent(t, ns, "parent")
+	informers := startCache(t)
+	cfg := rest.CopyConfig(cluster.Config)
+	fault := &failingPatches{fail: map[int64]bool{2: true}} // the first undo
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { fault.next = rt; return fault }
+	a, err := apply.New(cfg, owner, apply.WithCache(hidingReader{Reader: informers, name: "contested"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "contested"}, Data: map[string]string{"theirs": "1"}}
+	if err := cluster.Client().Create(t.Context(), theirs, client.FieldOwner("someone")); err != nil {
+		t.Fatal(err)
+	}
+	intent := childAC(ns, "contested", parent, map[string]string{"mine": "1"})
+	if _, err := a.Apply(t.Context(), intent); !isTakeover(err) || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("apply with a failing undo = %v, want a TakeoverError saying the undo failed", err)
+	}
+	if got := metav1.GetControllerOf(readConfigMap(t, ns, "contested")); got == nil {
+		t.Fatal("the fault did not leave the object taken over; the test proves nothing")
+	}
+	_, err = a.Apply(t.Context(), intent)
+	if te, ok := errors.AsType[*apply.TakeoverError](err); !ok || !te.Appeared {
+		t.Errorf("next apply = %v, want the takeover reported again", err)
+	}
+	if got := readConfigMap(t, ns, "contested"); len(got.OwnerReferences) != 0 || got.Data["theirs"] != "1" {
+		t.Errorf("after the retried undo: owners %v, data %v; want no owner and their data", got.OwnerReferences, got.Data)
 	}
 }
