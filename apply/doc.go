@@ -54,7 +54,11 @@
 // [*TakeoverError] (Kind Invalid), with or without [AdoptOrphans]; when no
 // controller controls it (an orphan: created by hand, by another tool, or
 // left by an orphaning delete), it is refused unless the apply passes
-// AdoptOrphans(true). Refused means nothing written; the error names the
+// AdoptOrphans(true). The controller reference is the only proof of whose
+// an object is: one the Applier itself created without a controller
+// reference (an operator that starts setting them) is an orphan too, to be
+// adopted once with AdoptOrphans(true). Refused means nothing written; the
+// error names the
 // object, says how to adopt it, and, from a dry run of the apply (one
 // request, unless the apply forces), names the fields other managers own
 // with other values, so that both are known at once. (Intents without a
@@ -95,7 +99,8 @@
 //   - An *unstructured.Unstructured authored as partial intent: sent as is.
 //   - A typed object (*appsv1.Deployment): convenient, with one caveat. Its
 //     apiVersion and kind come from the scheme (typed objects usually have an
-//     empty TypeMeta), and its unstructured form is pruned of what a Go
+//     empty TypeMeta), or, for a type the scheme does not know, from its
+//     own apiVersion and kind; and its unstructured form is pruned of what a Go
 //     struct adds by itself: status, server-set metadata (creationTimestamp,
 //     resourceVersion, uid, generation, managedFields, ...), null values
 //     (nil pointers, maps and slices: a nil spec.replicas stays unowned, so
@@ -126,7 +131,8 @@
 // moved version is reported Updated. That is exact when no one else wrote the
 // object since the version the Applier knows. It over-reports when someone
 // did: without a cache, any write by another party since this Applier last
-// applied the object (or the first apply of an existing object since start);
+// applied the object (or the first apply of an existing object since start,
+// unless the Applier read it first to learn its controller);
 // with a cache, a write the cache had not yet received when the apply was
 // sent (a Deployment whose status the controller manager updates many times
 // a second during a rollout, for one). The Applier cannot tell their write
