@@ -52,7 +52,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption
 	defer func() {
 		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
 		if err == nil && !dryRun(o) && a.metrics != nil {
-			(*telemetry.Metrics)(a.metrics).RecordApply(a.controller, res.Outcome.String())
+			a.metrics.RecordApply(a.controller, res.Outcome.String())
 		}
 		telemetry.EndSpan(span, "", err)
 	}()
