@@ -71,7 +71,9 @@ type syncRun[T client.Object] struct {
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		applyOpts:    append([]client.ApplyOption{apply.Force(true)}, s.opts.Apply...),
+		// Sync decides adoption itself (sync, create and disown below), so
+		// the Applier need not refuse an orphan Sync chose to adopt.
+		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
 		ready:        map[kopmeta.ObjectRef]bool{},
 		changes:      map[string][]string{},
 		kindDefaults: make(map[schema.GroupKind]ChildOptions, len(kinds)),
