@@ -430,3 +430,31 @@ func TestCleanupOfAnObjectDeletedBeforeItsFinalizerIsRetried(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// markingCleaner reports its own Ready and has a Cleanup hook.
+type markingCleaner struct{}
+
+func (markingCleaner) Reconcile(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+	status.MarkReady(w, "Mine", "set by the reconciler")
+	return reconciler.Done(), nil
+}
+
+func (markingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), nil
+}
+
+// The finalizer added after the first Reconcile does not cost the status
+// that Reconcile set: the first status write carries it.
+func TestFinalizerAddKeepsTheReconcilersStatus(t *testing.T) {
+	h := newHarness(t, markingCleaner{})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got := h.get()
+	if len(got.Finalizers) != 1 {
+		t.Fatalf("finalizers %v", got.Finalizers)
+	}
+	if c := condition(got, status.Ready); c != "True/Mine" {
+		t.Errorf("Ready after the first reconcile = %s, want the reconciler's True/Mine", c)
+	}
+}

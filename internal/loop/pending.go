@@ -69,6 +69,14 @@ func (l *Loop[T]) added(uid types.UID) {
 	l.mu.Unlock()
 }
 
+// hasAdded reports whether this process added its finalizer to uid.
+func (l *Loop[T]) hasAdded(uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.finalized[uid]
+	return ok
+}
+
 // cleanedUp forgets uid and req's last state: its cleanup finished.
 func (l *Loop[T]) cleanedUp(req reconcile.Request, uid types.UID) {
 	l.mu.Lock()

@@ -152,10 +152,13 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 // object invalid from the start is never held back by it). If the object
 // is gone or being deleted by then, its cleanup runs now.
 func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, obj T, a *attempt) {
-	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) || finalizers.Has(obj, l.o.FinalizerName) {
-		return
+	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) ||
+		finalizers.Has(obj, l.o.FinalizerName) || l.hasAdded(obj.GetUID()) {
+		return // (a cache that lags behind our own add shows none yet)
 	}
-	_, err := finalizers.Add(ctx, l.env.Client, obj, l.o.FinalizerName)
+	// A copy: the patch answers with the object as stored, which would
+	// overwrite the status the reconciler just set in obj.
+	_, err := finalizers.Add(ctx, l.env.Client, obj.DeepCopyObject().(T), l.o.FinalizerName)
 	if err == nil {
 		l.added(obj.GetUID())
 		return
