@@ -96,6 +96,11 @@ func TestSyncRunOnceJobPerGeneration(t *testing.T) {
 	if r := conditionOf(w, status.Ready); !strings.HasPrefix(r, "False/ChildFailed") || !strings.Contains(r, "BackoffLimitExceeded") {
 		t.Errorf("Ready = %s, want ChildFailed naming the Job's reason", r)
 	}
+	// Nothing retries a failed run until its key changes: Stalled, not
+	// Reconciling.
+	if s, rc := conditionOf(w, status.Stalled), conditionOf(w, status.Reconciling); !strings.HasPrefix(s, "True/ChildFailed") || rc != "-" {
+		t.Errorf("Stalled = %s, Reconciling = %s; want Stalled naming the failed run", s, rc)
+	}
 	// The parent's status takes the failure: one write, two when a reconcile
 	// reads the parent from a cache that has not seen the first yet.
 	if n := h.traffic.Writes.Load(); n > 2 {

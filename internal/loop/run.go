@@ -196,7 +196,9 @@ func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, 
 
 // live reads obj from the API server (not the cache, which may lag) and
 // reports whether it is gone (or replaced by another of the same name) or
-// being deleted. A failed read says neither.
+// being deleted. A failed read says neither. An operator without get on
+// its primary kind reads the cache instead (kubebuilder's markers for a
+// kind usually include get).
 func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 	var r client.Reader = l.env.Client
 	if l.env.Reader != nil {
@@ -204,6 +206,11 @@ func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 	}
 	cur := l.proto.DeepCopyObject().(T)
 	err := r.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	if apierrors.IsForbidden(err) && r != l.env.Client {
+		// No get on the primary kind: the cache's word, which may lag by
+		// the watch's delay.
+		err = l.env.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, false
