@@ -51,6 +51,15 @@
 // status.credentialsSecret say where to connect and with what, and
 // status.migratedVersion is the last version whose migration succeeded.
 //
+// # The password
+//
+// The Secret is written once, when it is created, and never again: a
+// spec change, an operator restart or a new version leave the password as
+// it is. The server keeps the password it was first started with in its
+// data, so a Secret deleted by hand is created again with a new password
+// that the data does not know: rotate a password in the server first,
+// then edit the Secret, which the operator leaves alone.
+//
 // # Migrations
 //
 // The migration Job runs `vacuumdb --all --analyze-in-stages` with the

@@ -13,7 +13,9 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -396,5 +398,51 @@ func TestNewDatabaseIsNotReadyBeforeItsChildren(t *testing.T) {
 	}
 	if len(early) > 0 {
 		t.Errorf("Ready=True before every child was ready: %q; states %q", early, states)
+	}
+}
+
+// Bad input: the CRD refuses a storage change with its message; a name
+// that cannot name the Service makes the Database Stalled, naming the
+// field, with no child created and no finalizer added, so that it is
+// deleted at once.
+func TestBadInput(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := cluster.Client()
+	ctx := t.Context()
+
+	db := newDatabase(t, ns, "fixed", "17.2", nil)
+	if err := c.Get(ctx, client.ObjectKeyFromObject(db), db); err != nil {
+		t.Fatal(err)
+	}
+	if db.Spec.Storage == nil || db.Spec.Storage.String() != "1Gi" {
+		t.Errorf("storage defaulted to %v, want 1Gi", db.Spec.Storage)
+	}
+	bigger := resource.MustParse("2Gi")
+	db.Spec.Storage = &bigger
+	err := c.Update(ctx, db)
+	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "storage cannot change") {
+		t.Errorf("storage change: %v, want Invalid saying storage cannot change", err)
+	}
+
+	dotted := newDatabase(t, ns, "orders.v2", "17.2", nil)
+	eventually(t, 30*time.Second, "Stalled naming metadata.name", func(ctx context.Context) error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(dotted), dotted); err != nil {
+			return err
+		}
+		s := status.Get(dotted, status.Stalled)
+		if s == nil || s.Status != metav1.ConditionTrue || !strings.Contains(s.Message, `metadata.name: Invalid value: "orders.v2"`) {
+			return fmt.Errorf("conditions %s", conditions(dotted))
+		}
+		return nil
+	})
+	if len(dotted.Finalizers) > 0 {
+		t.Errorf("finalizers %v on a Database invalid from the start", dotted.Finalizers)
+	}
+	var secrets corev1.SecretList
+	if err := c.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels{database.InstanceLabel: dotted.Name}); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) > 0 {
+		t.Errorf("%d Secrets created for an invalid Database", len(secrets.Items))
 	}
 }
