@@ -117,7 +117,8 @@
 //     --health-port, --metrics-port, --concurrency and the zap logging
 //     flags.
 //   - e2e: tests against a full testkit cluster (volumes provisioned, pods
-//     whose outcome the test chooses), as a user sees the operator.
+//     whose outcome the test chooses), as a user sees the operator, which
+//     runs there bound only to the generated RBAC.
 //
 // # Try it
 //

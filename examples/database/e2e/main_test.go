@@ -34,7 +34,7 @@ const registryNamespace = "database-system"
 
 var (
 	cluster *testkit.Cluster
-	// traffic counts the operator's requests: the suite's tests run one
+	// traffic counts the operator's requests (Bytes stays 0): the suite's tests run one
 	// after another, and each waits for its Databases to be gone before
 	// it ends, so what it counts between two points of a test is that
 	// test's.
@@ -46,7 +46,8 @@ var (
 // TestMain starts a full cluster (controller manager, scheduler, kwok
 // nodes, volume provisioner) with the Database CRD, and the operator for
 // the whole suite, as `go run ./examples/database/cmd/database` runs it,
-// through a counted config. The operator stops before the cluster does.
+// as a user bound only to the generated RBAC, its requests counted and
+// their permissions recorded. The operator stops before the cluster does.
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	opts := testkit.Options{Full: true, CRDPaths: []string{"../config/crd"}, Scheme: database.Scheme()}
@@ -56,10 +57,16 @@ func TestMain(m *testing.M) {
 		if err := c.Client().Create(context.Background(), ns); err != nil {
 			panic(err) // Main stops the cluster
 		}
-		cfg, t := c.CountedConfig()
-		traffic = t
-		counted := cfg.WrapTransport
-		cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return writes.wrap(counted(rt)) }
+		if err := installRBAC(context.Background(), c.Client(), operatorUser); err != nil {
+			panic(err)
+		}
+		cfg, err := c.UserConfig(operatorUser)
+		if err != nil {
+			panic(err)
+		}
+		cfg, perms = testkit.RecordPermissions(cfg)
+		traffic = &testkit.Traffic{}
+		cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return writes.wrap(count(traffic, rt)) })
 		op := database.New(database.Options{Config: cfg, Namespace: registryNamespace, HealthPort: -1, MetricsPort: -1})
 		c.Go(op.Run)
 	})
@@ -91,6 +98,7 @@ func newDatabase(t *testing.T, ns, name, version string, mutate func(*v1alpha1.D
 		if err := waitGone(ctx, db); err != nil {
 			t.Errorf("Database %s/%s not gone: %v", ns, name, err)
 		}
+		checkPermissions(t)
 	})
 	return db
 }
@@ -351,6 +359,18 @@ func (l *writeLog) snapshot() map[string]int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return maps.Clone(l.counts)
+}
+
+// count counts the requests through next in t, as
+// testkit.Cluster.CountedConfig does for the admin's config.
+func count(t *testkit.Traffic, next http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(r *http.Request) (*http.Response, error) {
+		t.Requests.Add(1)
+		if testkit.IsWrite(r) {
+			t.Writes.Add(1)
+		}
+		return next.RoundTrip(r)
+	})
 }
 
 type roundTripper func(*http.Request) (*http.Response, error)
