@@ -16,7 +16,11 @@ import (
 // `make generate`:
 //
 //   - databases: list and watch (the cache), patch (kopgo's finalizer),
-//     status patch; databases/finalizers update, which the API server's
+//     get (kopgo's loop reads a Database live when adding its finalizer
+//     fails, to tell one deleted while its first reconcile ran, whose
+//     Cleanup it then runs at once: without get, that Database's registry
+//     entry stays behind), status patch; databases/finalizers update,
+//     which the API server's
 //     OwnerReferencesPermissionEnforcement checks when a child's
 //     controller reference blocks its owner's deletion.
 //   - the children: get (Sync reads a child's name live before creating
@@ -27,7 +31,7 @@ import (
 //     create and patch (the registry entries).
 //   - events.k8s.io events: the Synced, Registered and Deregistered events.
 //
-// +kubebuilder:rbac:groups=database.examples.kopgo.dev,resources=databases,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=database.examples.kopgo.dev,resources=databases,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=database.examples.kopgo.dev,resources=databases/status,verbs=patch
 // +kubebuilder:rbac:groups=database.examples.kopgo.dev,resources=databases/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=secrets;services,verbs=get;list;watch;create;patch

@@ -446,3 +446,35 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("%d Secrets created for an invalid Database", len(secrets.Items))
 	}
 }
+
+// A Database deleted right after its creation, while its first reconcile
+// may still run, leaves nothing behind: kopgo runs the Cleanup of an
+// object deleted before its finalizer was on, so no registry entry stays.
+func TestDeletedAtOnceLeavesNoEntry(t *testing.T) {
+	ns := cluster.Namespace(t)
+	c := cluster.Client()
+	var dbs []*v1alpha1.Database
+	for i := range 8 {
+		db := newDatabase(t, ns, fmt.Sprintf("brief-%d", i), "17.2", nil)
+		if err := c.Delete(t.Context(), db); err != nil {
+			t.Fatal(err)
+		}
+		dbs = append(dbs, db)
+	}
+	eventually(t, time.Minute, "no registry entry for a deleted Database", func(ctx context.Context) error {
+		var left []string
+		for _, db := range dbs {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(db), &v1alpha1.Database{}); !apierrors.IsNotFound(err) {
+				left = append(left, db.Name+" not deleted")
+				continue
+			}
+			if entry, ok, err := registryEntry(ctx, db); err != nil || ok {
+				left = append(left, fmt.Sprintf("%s: registry entry %q (%v)", db.Name, entry, err))
+			}
+		}
+		if len(left) > 0 {
+			return fmt.Errorf("%s", strings.Join(left, "; "))
+		}
+		return nil
+	})
+}
