@@ -127,7 +127,7 @@ $(CONTROLLER_GEN):
 # Each example's API types and RBAC markers; controller-gen writes the
 # deepcopy functions next to the types, and the CRD and RBAC manifests under
 # the example's config/.
-EXAMPLES_GEN := webapp kubebuilder echoserver
+EXAMPLES_GEN := webapp kubebuilder echoserver database
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen.
