@@ -41,12 +41,6 @@
 //	PostgreSQL 17.2 at orders-0.orders.shop.svc:5432: StatefulSet orders with 2 of 2 replicas ready;
 //	Service orders; Secret orders-credentials; Job orders-migrate migrated to 17.2
 //
-// (One exception, a kopgo bug this example does not hide: the very first
-// status written for a new Database reads Ready=True, reason Succeeded,
-// until the next reconcile a moment later; `kubectl wait` right after the
-// creation can return too early. The e2e test
-// TestNewDatabaseIsNotReadyBeforeItsChildren skips while it lasts.)
-//
 // status.readyReplicas mirrors the StatefulSet's, status.endpoint and
 // status.credentialsSecret say where to connect and with what, and
 // status.migratedVersion is the last version whose migration succeeded.
