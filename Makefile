@@ -109,7 +109,10 @@ $(CONTROLLER_GEN):
 
 # Each example's API types and RBAC markers; controller-gen writes the
 # deepcopy functions next to the types, and the CRD and RBAC manifests under
-# the example's config/.
+# the example's config/. An example with a PROJECT file is a kubebuilder
+# project and gets kubebuilder's paths and names (`make manifests generate`
+# in a scaffolded project): CRDs in config/crd/bases, the ClusterRole
+# manager-role in config/rbac/role.yaml, beside the kustomize files.
 EXAMPLES_GEN := webapp kubebuilder echoserver
 
 .PHONY: generate
@@ -117,10 +120,17 @@ generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RB
 	@for e in $(EXAMPLES_GEN); do \
 		[ -d examples/$$e/api ] || continue; \
 		echo "controller-gen examples/$$e"; \
-		rm -rf examples/$$e/config/crd examples/$$e/config/rbac; \
-		$(CONTROLLER_GEN) object \
-			crd:crdVersions=v1 rbac:roleName=$$e-operator paths=./examples/$$e/... \
-			output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		if [ -f examples/$$e/PROJECT ]; then \
+			rm -rf examples/$$e/config/crd/bases examples/$$e/config/rbac/role.yaml; \
+			$(CONTROLLER_GEN) object \
+				crd:crdVersions=v1 rbac:roleName=manager-role paths=./examples/$$e/... \
+				output:crd:artifacts:config=examples/$$e/config/crd/bases output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		else \
+			rm -rf examples/$$e/config/crd examples/$$e/config/rbac; \
+			$(CONTROLLER_GEN) object \
+				crd:crdVersions=v1 rbac:roleName=$$e-operator paths=./examples/$$e/... \
+				output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		fi; \
 	done
 
 DEMO_FLAGS ?=
