@@ -151,7 +151,7 @@ func (r *ConfigSetReconciler) reconcileConfigMaps(ctx context.Context, cs *kubeb
 
 	// Delete the ConfigMaps this ConfigSet controls and no longer wants; any
 	// other ConfigMap, labelled or not, is left alone.
-	res, err := gc.Prune(ctx, r.env.Client, cs, labels.SelectorFromSet(label),
+	res, err := gc.Prune(ctx, r.Client, cs, labels.SelectorFromSet(label),
 		[]schema.GroupVersionKind{configMapGVK}, desired)
 	for _, ref := range res.Deleted {
 		r.env.Recorder.Normal(cs, nil, "Pruned", "Delete", "Deleted ConfigMap "+ref.Name)
