@@ -17,8 +17,9 @@ GO ?= go
 tools_version = $(shell awk '$$1 != "//" {for (i = 1; i < NF; i++) if ($$i == "$(1)") {print $$(i+1); exit}}' tools/go.mod)
 K8S_VERSION := $(call tools_version,k8s.io/kubernetes)
 ETCD_VERSION := $(call tools_version,go.etcd.io/etcd/server/v3)
-ifeq ($(K8S_VERSION)$(ETCD_VERSION),)
-$(error cannot read the Kubernetes and etcd versions from tools/go.mod)
+PROVISIONER_LIB_VERSION := $(call tools_version,sigs.k8s.io/sig-storage-lib-external-provisioner/v13)
+ifeq ($(and $(K8S_VERSION),$(ETCD_VERSION),$(PROVISIONER_LIB_VERSION)),)
+$(error cannot read the Kubernetes, etcd and provisioner library versions from tools/go.mod)
 endif
 KWOK_VERSION := v0.8.0
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -27,6 +28,7 @@ CONTROLLER_GEN_VERSION := v0.23.0
 K8S_DIR := $(BIN)/k8s-$(K8S_VERSION)
 ETCD_DIR := $(BIN)/etcd-$(ETCD_VERSION)
 KWOK_DIR := $(BIN)/kwok-$(KWOK_VERSION)
+PROVISIONER_DIR := $(BIN)/provisioner-$(PROVISIONER_LIB_VERSION)
 TESTKIT_BIN := $(BIN)/testkit
 GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
@@ -43,10 +45,18 @@ K8S_LDFLAGS := -s -w \
 	-X k8s.io/client-go/pkg/version.gitMajor=1 \
 	-X k8s.io/client-go/pkg/version.gitMinor=$(K8S_MINOR)
 
-# kwok's stages that make nodes Ready and pods Running/Ready, as its "fast"
-# set does; copied from the kwok module into bin/ by the tools build.
-KWOK_STAGES := node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
-	pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml
+# kwok's own stages that the full cluster uses as they are: nodes become
+# Ready and keep their leases, deleted pods go away. Copied from the kwok
+# module into bin/ by the tools build (the library never imports kwok). What
+# a running pod does (start, succeed, fail, crash-loop, ...) is decided by the
+# testkit's own stages, embedded in test/testkit/stages/.
+KWOK_BASE_STAGES := node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+	pod/fast/pod-delete.yaml
+
+# The dynamic volume provisioner: our code in tools/cmd/provisioner on the SIG
+# Storage provisioner library. Cached by the library's version and rebuilt
+# when its source changes.
+PROVISIONER_SRC := tools/cmd/provisioner/main.go tools/go.mod tools/go.sum
 
 TEST_TIMEOUT ?= 20m
 TEST_FLAGS ?=
@@ -61,12 +71,13 @@ help: ## Show this help.
 tools: testkit-bin $(GOLANGCI_LINT) $(CONTROLLER_GEN) ## Build every tool into bin/ (cached by version).
 
 .PHONY: testkit-bin
-testkit-bin: $(addprefix $(K8S_DIR)/,$(K8S_COMPONENTS)) $(ETCD_DIR)/etcd $(KWOK_DIR)/kwok $(KWOK_DIR)/stages.yaml ## Build the control-plane binaries the tests use.
+testkit-bin: $(addprefix $(K8S_DIR)/,$(K8S_COMPONENTS)) $(ETCD_DIR)/etcd $(KWOK_DIR)/kwok $(KWOK_DIR)/base-stages.yaml $(PROVISIONER_DIR)/provisioner ## Build the control-plane binaries the tests use.
 	@mkdir -p $(TESTKIT_BIN)
 	@for c in $(K8S_COMPONENTS); do ln -sfn $(K8S_DIR)/$$c $(TESTKIT_BIN)/$$c; done
 	@ln -sfn $(ETCD_DIR)/etcd $(TESTKIT_BIN)/etcd
 	@ln -sfn $(KWOK_DIR)/kwok $(TESTKIT_BIN)/kwok
-	@ln -sfn $(KWOK_DIR)/stages.yaml $(TESTKIT_BIN)/kwok-stages.yaml
+	@ln -sfn $(KWOK_DIR)/base-stages.yaml $(TESTKIT_BIN)/kwok-base-stages.yaml
+	@ln -sfn $(PROVISIONER_DIR)/provisioner $(TESTKIT_BIN)/provisioner
 	@echo "$(K8S_VERSION)" > $(TESTKIT_BIN)/VERSION
 
 # Each binary is built into a temporary name and moved into place, so an
@@ -89,10 +100,16 @@ $(KWOK_DIR)/kwok:
 	CGO_ENABLED=0 GOBIN=$(@D)/.gobin $(GO) install -trimpath -ldflags '-s -w' sigs.k8s.io/kwok/cmd/kwok@$(KWOK_VERSION)
 	@mv $(@D)/.gobin/kwok $@ && rmdir $(@D)/.gobin
 
-$(KWOK_DIR)/stages.yaml:
+$(KWOK_DIR)/base-stages.yaml:
 	@mkdir -p $(@D)
 	@dir=$$($(GO) mod download -json sigs.k8s.io/kwok@$(KWOK_VERSION) | awk -F'"' '$$2=="Dir"{print $$4}'); \
-	for s in $(KWOK_STAGES); do echo "---"; cat "$$dir/kustomize/stage/$$s"; done > $@.tmp
+	for s in $(KWOK_BASE_STAGES); do echo "---"; cat "$$dir/kustomize/stage/$$s"; done > $@.tmp
+	@mv $@.tmp $@
+
+$(PROVISIONER_DIR)/provisioner: $(PROVISIONER_SRC)
+	@mkdir -p $(@D)
+	@echo "building provisioner (sig-storage-lib-external-provisioner $(PROVISIONER_LIB_VERSION))"
+	cd tools && CGO_ENABLED=0 $(GO) build -trimpath -ldflags '-s -w' -o $@.tmp ./cmd/provisioner
 	@mv $@.tmp $@
 
 $(GOLANGCI_LINT):
@@ -140,13 +157,15 @@ generate: $(CONTROLLER_GEN) ## Generate the examples' and the guide's deepcopy c
 
 DEMO_FLAGS ?=
 
+# make demo and make test build every tool the README's recipes use:
+# controller-gen too, which `make generate` (the kubebuilder recipe) needs.
 .PHONY: demo
-demo: testkit-bin ## Run the WebApp operator on a local cluster and walk through a WebApp's life (DEMO_FLAGS=-keep to look around after).
+demo: testkit-bin $(CONTROLLER_GEN) ## Run the WebApp operator on a local cluster and walk through a WebApp's life (DEMO_FLAGS=-keep to look around after).
 	$(GO) build -o $(BIN)/demo ./examples/webapp/cmd/demo
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo $(DEMO_FLAGS)
 
 .PHONY: test
-test: testkit-bin ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
+test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 RELIABILITY_N ?= 200

@@ -56,6 +56,7 @@ type Builder[T client.Object] struct {
 	fieldOwner  string
 	recorder    observability.Recorder
 	ownRecorder *observability.EventRecorder // made by setup when recorder is nil
+	metrics     *observability.Metrics
 	loop        loop.Options
 }
 
@@ -296,9 +297,17 @@ func (b *Builder[T]) WatcherConfig(cfg cache.ByObject) *Builder[T] { b.watcher =
 // heap. A WatcherConfig transform replaces it for the primary kind.
 func (b *Builder[T]) FieldOwner(name string) *Builder[T] { b.fieldOwner = name; return b }
 
+// Metrics counts the controller's reconciles, applies and deletions in m
+// (default: observability.Default(), on controller-runtime's registry,
+// served at /metrics next to controller-runtime's own). Metrics made with
+// observability.NewMetrics(reg) go to a registry of your choice.
+func (b *Builder[T]) Metrics(m *observability.Metrics) *Builder[T] { b.metrics = m; return b }
+
 // Recorder sets the event recorder (default: [observability.NewRecorder]
-// with the controller name, writing events.k8s.io/v1 events through the
-// manager's client).
+// with the field owner ([Builder.FieldOwner]) as reportingController,
+// writing events.k8s.io/v1 events through the manager's client; a field
+// owner that is not a qualified name is then a Config error, as the API
+// server would refuse every event).
 func (b *Builder[T]) Recorder(r observability.Recorder) *Builder[T] { b.recorder = r; return b }
 
 func (b *Builder[T]) err() error {

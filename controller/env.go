@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"fmt"
+
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -17,6 +19,7 @@ type EnvOption func(*envOptions)
 type envOptions struct {
 	name     string
 	recorder observability.Recorder
+	metrics  *observability.Metrics
 	cached   []client.Object
 }
 
@@ -37,10 +40,17 @@ func WithRecorder(r observability.Recorder) EnvOption {
 	return func(o *envOptions) { o.recorder = r }
 }
 
-// WithName names the controller: the events' reportingController and the
-// controller label of kopgo_apply_total. Default: the field owner.
+// WithName names the controller in the controller label of
+// kopgo_apply_total. Default: the field owner.
 func WithName(name string) EnvOption {
 	return func(o *envOptions) { o.name = name }
+}
+
+// WithMetrics counts the Applier's outcomes in m (observability.NewMetrics
+// on a registry of your choice) instead of observability.Default, on
+// controller-runtime's registry. A nil m keeps the default.
+func WithMetrics(m *observability.Metrics) EnvOption {
+	return func(o *envOptions) { o.metrics = m }
 }
 
 // EnvFor builds kopgo's helpers from mgr for a controller that writes as
@@ -66,14 +76,15 @@ func WithName(name string) EnvOption {
 //     fieldOwner (client.WithFieldOwner), so status.Patcher and the
 //     finalizers package need no client.FieldOwner option;
 //   - Reader: the manager's API reader, uncached;
-//   - Recorder: an observability.EventRecorder reporting as the
-//     controller's name ([WithName]), added to mgr so that it flushes the
-//     counts of repeated events when the manager stops ([WithRecorder]
-//     gives another);
+//   - Recorder: an observability.EventRecorder reporting as fieldOwner
+//     (the name the controller writes under, in managedFields and events
+//     alike), added to mgr so that it flushes the counts of repeated events
+//     when the manager stops ([WithRecorder] gives another);
 //   - Scheme: the manager's;
 //   - Applier: an apply.Applier for fieldOwner sharing the manager's HTTP
 //     client, REST mapper and scheme (custom resources included), counting
-//     its outcomes in kopgo_apply_total on controller-runtime's registry.
+//     its outcomes in kopgo_apply_total on controller-runtime's registry
+//     ([WithMetrics] for another).
 //
 // # Which kinds the Applier reads from the cache
 //
@@ -110,9 +121,11 @@ func EnvFor(mgr manager.Manager, fieldOwner string, opts ...EnvOption) (*reconci
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := observability.Default()
-	if err != nil {
-		return nil, err
+	metrics := o.metrics
+	if metrics == nil {
+		if metrics, err = observability.Default(); err != nil {
+			return nil, err
+		}
 	}
 	// The Applier shares the manager's HTTP client, REST mapper and
 	// scheme, and reads only the cached kinds from its cache (declaredOnly).
@@ -125,9 +138,9 @@ func EnvFor(mgr manager.Manager, fieldOwner string, opts ...EnvOption) (*reconci
 	if recorder == nil {
 		// Writes through the manager's client; flushed when the manager
 		// stops.
-		r, err := observability.NewRecorder(mgr, o.name)
+		r, err := observability.NewRecorder(mgr, fieldOwner)
 		if err != nil {
-			return nil, koperrors.Wrap(err, "create event recorder", kopmeta.ObjectRef{})
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: event recorder", o.name), kopmeta.ObjectRef{})
 		}
 		recorder = r
 	}

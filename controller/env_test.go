@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr/testr"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -255,7 +257,12 @@ func TestEnvForOptionsAndMistakes(t *testing.T) {
 	}
 
 	fake := &observability.FakeRecorder{}
-	env, err := kopcontroller.EnvFor(mgr, "owner", kopcontroller.WithRecorder(fake), kopcontroller.WithName("name"))
+	reg := prometheus.NewRegistry()
+	metrics, err := observability.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := kopcontroller.EnvFor(mgr, "owner", kopcontroller.WithRecorder(fake), kopcontroller.WithName("name"), kopcontroller.WithMetrics(metrics))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,5 +271,31 @@ func TestEnvForOptionsAndMistakes(t *testing.T) {
 	}
 	if got := env.Applier.FieldOwner(); got != "owner" {
 		t.Errorf("Applier's field owner %q, want %q", got, "owner")
+	}
+	// The Applier counts in the given Metrics, under the given name (the
+	// manager never started: no cache, the apply is sent).
+	ns := cluster.Namespace(t)
+	if _, err := env.Applier.Apply(t.Context(), corev1ac.ConfigMap("counted", ns)); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var counted []string
+	for _, f := range families {
+		if f.GetName() != "kopgo_apply_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			counted = append(counted, fmt.Sprintf("%s %v", strings.Join(labels, ","), m.GetCounter().GetValue()))
+		}
+	}
+	if want := []string{"controller=name,outcome=created 1"}; !slices.Equal(counted, want) {
+		t.Errorf("kopgo_apply_total in the given registry: %q, want %q", counted, want)
 	}
 }

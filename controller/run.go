@@ -39,9 +39,12 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	metrics, err := observability.Default()
-	if err != nil {
-		return err
+	metrics := b.metrics
+	if metrics == nil {
+		var err error
+		if metrics, err = observability.Default(); err != nil {
+			return err
+		}
 	}
 	owns, err := b.ownedKinds(mgr.GetScheme())
 	if err != nil {
@@ -55,10 +58,10 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 	// The Applier reads only the kinds the controller watches from the
 	// cache (see EnvFor), and counts its outcomes under the controller's
-	// name; the recorder, unless given, writes through the manager's
-	// client and is flushed when the manager stops (and by Run once it has
-	// stopped).
-	env, err := EnvFor(mgr, b.fieldOwner, WithName(b.name), WithRecorder(b.recorder),
+	// name; the recorder, unless given, reports as the field owner, writes
+	// through the manager's client and is flushed when the manager stops
+	// (and by Run once it has stopped).
+	env, err := EnvFor(mgr, b.fieldOwner, WithName(b.name), WithMetrics(metrics), WithRecorder(b.recorder),
 		WithCachedKinds(append(append([]client.Object{proto}, owns...), b.watchedKinds()...)...))
 	if err != nil {
 		return err

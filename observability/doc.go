@@ -3,8 +3,13 @@
 //
 // # Metrics
 //
-// [Metrics] registers, on controller-runtime's registry by default
-// ([Default]) so that they are served next to controller-runtime's own:
+// [Metrics] are kopgo's collectors. [Default] registers them on
+// controller-runtime's registry, so that they are served next to its own
+// on the manager's /metrics endpoint; [NewMetrics] registers them on any
+// prometheus.Registerer (a registry of your own, for a handler of your
+// own or a push from a Job). The Builder counts into them itself; a plain
+// controller-runtime reconciler records its reconciles with
+// [Metrics.ObserveReconcile]:
 //
 //	kopgo_reconcile_total{controller,result}
 //	kopgo_reconcile_errors_total{controller,error_kind}
@@ -49,18 +54,35 @@
 //
 // [Recorder] emits events.k8s.io/v1 events in one call per event:
 // Normal(obj, related, reason, action, note) and Warning(...), related
-// being a second object the event names, or nil. [NewRecorder] writes them
-// through the manager's client and never blocks or fails the caller;
-// [FakeRecorder] keeps them in memory for tests.
+// being a second object the event names, or nil. Emitting never blocks
+// or fails the caller. [FakeRecorder] keeps events in memory for tests.
+// An [EventRecorder] writes them to the API server; make it from a
+// manager with [NewRecorder], or from a *rest.Config with
+// [NewRecorderForConfig] where there is no manager (a CLI, a Job, a
+// test).
 //
-// Repeats fold into one Event with a series count. A repeat is an event
-// about the same object (at the same resourceVersion) with the same type,
-// reason, action and related object, whatever its note says: "ConfigMap a
-// created" followed by "ConfigMap b created" under one reason shows only
-// the first note, with a count of 2. Name the object each event concerns
-// as related (the two then stay apart), or give distinct happenings
-// distinct reasons. A note longer than the API's 1024 bytes is cut, and an
-// object name too long to prefix the Event's name is shortened in it.
+// The caller names the reporter. The second argument of both
+// constructors is the events' reportingController, a qualified name
+// ("webapp-controller", "example.com/webapp"; anything else is refused
+// when the recorder is made, since the API server would refuse every
+// event). Pass the name the controller writes with, its field owner, so
+// that events, applies and status writes name it alike. The
+// reportingInstance, the replica that reports, defaults to that name, a
+// dash and the host name (the pod's name in a cluster);
+// [WithReportingInstance] sets it.
+//
+// # Series
+//
+// Repeats fold into one Event with a series count, as events.k8s.io/v1
+// defines them: a repeat is an isomorphic event, about the same object (at
+// the same resourceVersion), with the same related object, type, reason,
+// action and note. An event with another note is another event: "Job
+// migrate-1 created" and "Job migrate-2 created" under one reason are two
+// Events, each with its own count. A note longer than the API's 1024 bytes
+// is cut (and notes that agree up to the cut are repeats), and an object
+// name too long to prefix the Event's name is shortened in it. The
+// recorder remembers up to 4096 series; past that the one seen least
+// recently is forgotten, and a repeat of it starts a new Event.
 //
 // The recorder writes the count itself rather than through client-go's
 // events broadcaster (which the manager's GetEventRecorder uses): that
@@ -69,12 +91,23 @@
 // of 10 showed a count of 2 for minutes, or 1 after a restart. Here the
 // first occurrence is written at once, the count of a repeating event at
 // most every 30 seconds, and every pending count when the manager stops
-// and at [EventRecorder.Shutdown]. The flush when the manager stops takes
-// at most 2 seconds (the Builder's Shutdown after Run too), so that event
-// counts never eat the graceful-shutdown window reconciles drain in; with a
-// healthy API server that is a few hundred writes. Events recorded by
-// reconciles that still drain are written for 35 seconds after the manager
-// stopped; then the recorder shuts itself down (Builder.Run shuts it down
-// as soon as the manager returned; with a manager of your own, call
-// [EventRecorder.Shutdown] after its Start returns).
+// and at [EventRecorder.Shutdown].
+//
+// # Lifecycle
+//
+// The recorder writes from a worker goroutine that runs only while
+// something is left to write, and ends when nothing is: a recorder holds
+// no goroutine while idle, and one nobody shuts down (a controller added
+// to a manager with Builder.Setup) keeps neither a goroutine nor, through
+// its client, a stopped manager's cache alive.
+//
+// A recorder made by [NewRecorder] is a Runnable of its manager. When the
+// manager stops, it writes every pending count, for at most 2 seconds,
+// so that event counts never eat the graceful-shutdown window reconciles
+// drain in (with a healthy API server that is a few hundred writes); from
+// then on every event, from reconciles still draining, is written at
+// once, one attempt each. [EventRecorder.Shutdown] writes what is still
+// pending, within its context, and stops the recorder for good: call it
+// after the manager's Start returns (Builder.Run does), and before a
+// program using [NewRecorderForConfig] exits.
 package observability

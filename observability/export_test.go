@@ -10,12 +10,9 @@ func SetSeriesInterval(d time.Duration) (restore func()) {
 	return func() { seriesInterval = old }
 }
 
-// SetStopAfter sets how long after its manager stopped a recorder shuts
-// itself down, and returns the restore.
-func SetStopAfter(d time.Duration) (restore func()) {
-	old := stopAfter.Swap(int64(d))
-	return func() { stopAfter.Store(old) }
+// WorkerRunning reports whether r's worker runs.
+func WorkerRunning(r *EventRecorder) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.worker != nil
 }
-
-// WorkerDone is closed when r's worker has ended.
-func WorkerDone(r *EventRecorder) <-chan struct{} { return r.done }

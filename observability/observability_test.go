@@ -2,19 +2,22 @@ package observability_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -27,27 +30,13 @@ import (
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
-	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
-}
-
-// NewMetrics registers kopgo's five collectors; a second Metrics on the
-// same registry shares them.
-func TestNewMetrics(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	if _, err := observability.NewMetrics(reg); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := observability.NewMetrics(reg); err != nil {
-		t.Fatalf("a second Metrics on one registry: %v", err)
-	}
-	for _, name := range []string{"kopgo_reconcile_total", "kopgo_reconcile_errors_total", "kopgo_reconcile_duration_seconds", "kopgo_apply_total", "kopgo_gc_deletions_total"} {
-		if err := reg.Register(prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "x"})); err == nil {
-			t.Errorf("%s was not registered", name)
+	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) {
+		cluster = c
+		// The Examples find the cluster as a program would.
+		if err := os.Setenv("KUBECONFIG", c.Kubeconfig); err != nil {
+			panic(err)
 		}
-	}
-	if m, err := observability.Default(); err != nil || m == nil {
-		t.Errorf("Default: %v, %v", m, err)
-	}
+	})
 }
 
 // newManager returns a manager that is not started: enough for the
@@ -199,10 +188,10 @@ func TestCountIsWrittenWhenTheManagerStops(t *testing.T) {
 
 // A recorder whose manager stopped and whose caller never calls Shutdown
 // (a controller added with Builder.Setup) still writes what draining
-// reconciles record, then shuts itself down: its worker, and through the
-// client the stopped manager's cache, do not live on.
+// reconciles record, then keeps nothing running: its worker ends as soon
+// as nothing is left to write, and the recorder, with the stopped
+// manager's cache its client reads, can be collected once dropped.
 func TestRecorderStopsAfterItsManager(t *testing.T) {
-	defer observability.SetStopAfter(500 * time.Millisecond)()
 	ns := cluster.Namespace(t)
 	cm := createConfigMap(t, ns, "cm")
 	mgr := newManager(t)
@@ -220,10 +209,104 @@ func TestRecorderStopsAfterItsManager(t *testing.T) {
 	}
 	r.Normal(cm, nil, "Drained", "Reconcile", "after the stop")
 	eventually(t, "both events written", func() bool { return len(events(t, ns)) == 2 })
-	select {
-	case <-observability.WorkerDone(r):
-	case <-time.After(30 * time.Second):
-		t.Fatal("the recorder's worker still runs 30 s after its manager stopped")
+	for deadline := time.Now().Add(5 * time.Second); observability.WorkerRunning(r); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder's worker still runs 5 s after its last event was written")
+		}
+	}
+	gone := weak.Make(r)
+	r, mgr = nil, nil // dropped, for the collector
+	for deadline := time.Now().Add(5 * time.Second); gone.Value() != nil; time.Sleep(10 * time.Millisecond) {
+		runtime.GC()
+		if time.Now().After(deadline) {
+			t.Fatal("the recorder of a stopped manager is still reachable 5 s after it was dropped")
+		}
+	}
+}
+
+// Events that differ only in their note are distinct events, not repeats:
+// the names of two Jobs created by one parent both reach the server.
+func TestEventsDifferingInNoteAreDistinct(t *testing.T) {
+	ns := cluster.Namespace(t)
+	parent := createConfigMap(t, ns, "parent")
+	r := newRecorder(t)
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-1 created")
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-2 created")
+	r.Normal(parent, nil, "JobCreated", "Create", "Job migrate-2 created")
+	r.Shutdown(t.Context())
+
+	var got []string
+	for _, e := range events(t, ns) {
+		got = append(got, fmt.Sprintf("%s x%d", e.Note, count(e)))
+	}
+	slices.Sort(got)
+	if diff := cmp.Diff([]string{"Job migrate-1 created x1", "Job migrate-2 created x2"}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// A recorder made from a rest.Config, without a manager, writes its
+// events under the reporting controller and instance it was given.
+func TestRecorderForConfig(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r, err := observability.NewRecorderForConfig(cluster.Config, "example.com/backup",
+		observability.WithReportingInstance("backup-28917"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Normal(cm, nil, "Saved", "Backup", "3 databases saved")
+	r.Normal(cm, nil, "Saved", "Backup", "3 databases saved")
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 {
+		t.Fatalf("%d events, want 1", len(got))
+	}
+	e := got[0]
+	if e.ReportingController != "example.com/backup" || e.ReportingInstance != "backup-28917" || count(e) != 2 || e.Note != "3 databases saved" {
+		t.Errorf("event reported by %s/%s, count %d, note %q", e.ReportingController, e.ReportingInstance, count(e), e.Note)
+	}
+	if observability.WorkerRunning(r) {
+		t.Error("the worker runs after Shutdown")
+	}
+}
+
+// The caller names the reporter: reportingController and
+// reportingInstance are what it passes.
+func TestReportingIdentity(t *testing.T) {
+	ns := cluster.Namespace(t)
+	cm := createConfigMap(t, ns, "cm")
+	r, err := observability.NewRecorder(newManager(t), "webapp-controller", observability.WithReportingInstance("webapp-7d9f-x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Warning(cm, nil, "Invalid", "Validate", "spec.port 70000: must be at most 65535")
+	r.Shutdown(t.Context())
+	got := events(t, ns)
+	if len(got) != 1 || got[0].ReportingController != "webapp-controller" || got[0].ReportingInstance != "webapp-7d9f-x2" {
+		t.Fatalf("events %+v, want one by webapp-controller/webapp-7d9f-x2", got)
+	}
+}
+
+// A reporter the API server would refuse every event of is an error when
+// the recorder is made, not a log line per event.
+func TestRecorderRefusesAnInvalidReporter(t *testing.T) {
+	mgr := newManager(t)
+	for _, tt := range []struct {
+		controller string
+		opts       []observability.RecorderOption
+	}{
+		{"", nil},
+		{"Web App", nil},
+		{"example.com/", nil},
+		{"webapp", []observability.RecorderOption{observability.WithReportingInstance(strings.Repeat("x", 129))}},
+	} {
+		if _, err := observability.NewRecorder(mgr, tt.controller, tt.opts...); err == nil {
+			t.Errorf("NewRecorder(%q, %d options): no error", tt.controller, len(tt.opts))
+		}
+		if _, err := observability.NewRecorderForConfig(cluster.Config, tt.controller, tt.opts...); err == nil {
+			t.Errorf("NewRecorderForConfig(%q, %d options): no error", tt.controller, len(tt.opts))
+		}
 	}
 }
 
@@ -393,4 +476,4 @@ func TestUnknownObjectIsDropped(t *testing.T) {
 
 type unknown struct{ corev1.ConfigMap }
 
-func (u *unknown) DeepCopyObject() runtime.Object { return u }
+func (u *unknown) DeepCopyObject() k8sruntime.Object { return u }

@@ -160,12 +160,17 @@
 //     objects without a controller, per kind or per child.
 //   - [Child] wraps a desired child (or a kind) with options: an
 //     [UpdateStrategy] ([Recreate] when the server refuses an immutable
-//     change, [OnDelete]), [DependsOn] (apply only once other children are
-//     ready), [AdoptOrphans].
+//     change, [OnDelete], [CreateOnce] for generated passwords and keys),
+//     [RunOnce] (a migration Job once per spec generation or per key, its
+//     outcome summarised into Ready), [DependsOn] (apply only once other
+//     children are ready), [AdoptOrphans], [DeleteWith] (how a pruned or
+//     recreated child is deleted: orphan its Pods, say). [ChildOf] reads a
+//     child's options back in a unit test.
 //   - Unless the sync function reports Reconciling or Stalled itself, the
 //     parent's conditions summarise the children's readiness: Reconciling
 //     while one rolls out or waits, Ready=False naming a failed one,
-//     Ready=True when all are current.
+//     Ready=True naming them all when all are current ("3 of 3 children
+//     ready: ...", reason [ReasonChildrenReady]).
 //   - One event per reconcile names what changed.
 //
 // The [Syncer] implements [Owner] with its child kinds, which the

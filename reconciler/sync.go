@@ -169,7 +169,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 		return action, fail(err)
 	}
 
-	r := newSyncRun(s, parent, env, labelKey, byRef)
+	r := newSyncRun(s, parent, env, kinds, labelKey, byRef)
 	for _, c := range children {
 		r.sync(ctx, c)
 	}

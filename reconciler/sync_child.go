@@ -50,18 +50,25 @@ type ChildOptions struct {
 	// once each of them is ready (status.ReadinessOf). Per child only.
 	DependsOn []client.Object
 	// AdoptOrphans lets Sync take over an existing object of the child's
-	// name that has no controller (see "Objects Sync did not create" in
-	// [Sync]). An object controlled by anything else is never adopted.
+	// name that has no controller (see "Sync: objects it did not create" in
+	// the package documentation). An object controlled by anything else is
+	// never adopted.
 	AdoptOrphans bool
+	// RunKey is the run of a [RunOnce] child: the child is created anew
+	// when it changes. Empty: the parent's metadata.generation.
+	RunKey string
+	// Delete are the options of deleting the child, when it is pruned or
+	// recreated ([DeleteWith]), after Sync's own (WithPruneOptions).
+	Delete []client.DeleteOption
 	// set records which fields were given, so that a child's options
 	// override its kind's only where given.
 	set childFields
 }
 
-type childFields struct{ update, adopt bool }
+type childFields struct{ update, adopt, delete bool }
 
-// ChildOption is an option of [Child]: an [UpdateStrategy], [DependsOn] or
-// [AdoptOrphans].
+// ChildOption is an option of [Child]: an [UpdateStrategy], [RunOnce],
+// [DependsOn], [AdoptOrphans] or [DeleteWith].
 type ChildOption interface {
 	// ApplyToChildOptions sets the option on o.
 	ApplyToChildOptions(o *ChildOptions)
@@ -86,18 +93,69 @@ const (
 	// created. StatefulSet's OnDelete, for children whose replacement a
 	// person times.
 	OnDelete
+	// CreateOnce creates the child when it is missing and never writes it
+	// again, whatever the sync function returns: a generated password, a
+	// key or a certificate, which a sync function may generate afresh on
+	// every call (the stored one wins, and the observed child carries it).
+	// Deleted by someone, it is created again, from the next call's value.
+	CreateOnce
+	// RunOnceStrategy is the strategy [RunOnce] sets: the child is created
+	// once per run key, and never written again while the key is the same.
+	RunOnceStrategy
 )
 
-// String returns "InPlace", "Recreate" or "OnDelete".
+// String returns "InPlace", "Recreate", "OnDelete", "CreateOnce" or
+// "RunOnce".
 func (s UpdateStrategy) String() string {
 	switch s {
 	case Recreate:
 		return "Recreate"
 	case OnDelete:
 		return "OnDelete"
+	case CreateOnce:
+		return "CreateOnce"
+	case RunOnceStrategy:
+		return "RunOnce"
 	default:
 		return "InPlace"
 	}
+}
+
+// writesExisting reports whether the strategy ever applies to a child
+// that exists.
+func (s UpdateStrategy) writesExisting() bool { return s == InPlace || s == Recreate }
+
+// RunOnce makes a child run once per key: a migration Job per spec
+// generation. Sync creates it when it is missing, marks it with the key
+// (annotation kopgo.dev/run-once), and never applies it again while the
+// key is the same, so a Job, which cannot change, runs to its end and its
+// outcome stays readable: the sync function finds it among the observed
+// children (status.ReadinessOf says succeeded or failed, and why), and
+// Sync's summary of the parent's Ready names a failed one. When the key
+// changes, the old child is deleted and the new one created once it is
+// gone. An empty key is the parent's metadata.generation: one run per
+// spec.
+//
+//	reconciler.Child(migrationJob(db), reconciler.RunOnce(db.Spec.Version))
+type RunOnce string
+
+// ApplyToChildOptions implements [ChildOption].
+func (k RunOnce) ApplyToChildOptions(o *ChildOptions) {
+	o.Update, o.RunKey, o.set.update = RunOnceStrategy, string(k), true
+}
+
+// DeleteWith sets the options of deleting a child when it is pruned (no
+// longer desired) or recreated, for its kind (wrap the kind's example in
+// [Child]) or for one child being recreated: controller-runtime's
+// client.DeleteOption, such as
+// client.PropagationPolicy(metav1.DeletePropagationOrphan), which deletes
+// a Job but leaves its Pods for a person to read. They come after Sync's
+// own ([WithPruneOptions]).
+type DeleteWith []client.DeleteOption
+
+// ApplyToChildOptions implements [ChildOption].
+func (d DeleteWith) ApplyToChildOptions(o *ChildOptions) {
+	o.Delete, o.set.delete = append(o.Delete, d...), true
 }
 
 // ApplyToChildOptions implements [ChildOption].
@@ -133,8 +191,14 @@ func (opts ChildOptions) over(kind ChildOptions) ChildOptions {
 	if !opts.set.update {
 		out.Update = kind.Update
 	}
+	if !opts.set.update {
+		out.RunKey = kind.RunKey
+	}
 	if !opts.set.adopt {
 		out.AdoptOrphans = kind.AdoptOrphans
+	}
+	if !opts.set.delete {
+		out.Delete = kind.Delete
 	}
 	return out
 }
@@ -147,6 +211,18 @@ type wrappedChild struct {
 
 // Unwrap returns the wrapped object.
 func (w *wrappedChild) Unwrap() client.Object { return w.Object }
+
+// ChildOf returns the object and the options of a desired child or of a
+// kind example, wrapped by [Child] or not (then with the zero options), so
+// that a unit test of a sync function can check what it returned:
+//
+//	desired, _, _ := syncFn(ctx, db, nil)
+//	job, opts := reconciler.ChildOf(desired[2])
+//	if opts.Update != reconciler.RunOnceStrategy { ... }
+//
+// Options a kind sets apply too where the child's own do not; ChildOf
+// shows only the child's.
+func ChildOf(obj client.Object) (client.Object, ChildOptions) { return unwrapChild(obj) }
 
 // unwrapChild returns the object and the options of a desired child or kind
 // example, wrapped or not.

@@ -646,7 +646,7 @@ func TestSyncSummarisesChildReadiness(t *testing.T) {
 		d.Status.Replicas, d.Status.UpdatedReplicas = 1, 1
 		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}
 	})
-	step("rolled out", "True/Succeeded", func(d *appsv1.Deployment) {
+	step("rolled out", "True/ChildrenReady: 2 of 2 children ready: Deployment web: 1 of 1 replicas available; ConfigMap c", func(d *appsv1.Deployment) {
 		rolledOut(d)
 		d.Status.Conditions = nil
 	})

@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -74,7 +76,11 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		if err := owners.SetController(parent, child, scheme); err != nil {
 			return nil, koperrors.Terminal(err)
 		}
-		out = append(out, preparedChild{obj: child, ref: ref, kind: k, opts: opts.over(k.defaults)})
+		opts = opts.over(k.defaults)
+		if opts.Update == RunOnceStrategy {
+			setRunKey(child, runKey(parent, opts))
+		}
+		out = append(out, preparedChild{obj: child, ref: ref, kind: k, opts: opts})
 	}
 	if err := resolveDependencies(parent, scheme, byGK, out); err != nil {
 		return nil, err
@@ -185,4 +191,27 @@ func checkNamespace(parent, child client.Object, k childKind, name kopmeta.Objec
 		return koperrors.Terminal(koperrors.Wrap(err, "desired child", name))
 	}
 	return nil
+}
+
+// RunOnceAnnotation is the annotation that carries a [RunOnce] child's run
+// key, so that Sync can tell the run the existing child belongs to.
+const RunOnceAnnotation = "kopgo.dev/run-once"
+
+// runKey is the run key of a RunOnce child of parent: its own, or the
+// parent's generation.
+func runKey(parent client.Object, opts ChildOptions) string {
+	if opts.RunKey != "" {
+		return opts.RunKey
+	}
+	return fmt.Sprint(parent.GetGeneration())
+}
+
+// setRunKey puts key in obj's run-once annotation.
+func setRunKey(obj client.Object, key string) {
+	a := maps.Clone(obj.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[RunOnceAnnotation] = key
+	obj.SetAnnotations(a)
 }

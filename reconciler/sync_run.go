@@ -60,17 +60,26 @@ type syncRun[T client.Object] struct {
 	progressing []string
 	waits       []childWait
 	changes     map[string][]string // verb -> children
-	errs        []error
-	refusals    []error
-	requeue     time.Duration
+	readyMsgs   []string            // what each current child's readiness says
+	// kindDefaults are the declared kinds' options, for pruning.
+	kindDefaults map[schema.GroupKind]ChildOptions
+	errs         []error
+	refusals     []error
+	requeue      time.Duration
 }
 
-func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
+func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		applyOpts: append([]client.ApplyOption{apply.Force(true)}, s.opts.Apply...),
-		ready:     map[kopmeta.ObjectRef]bool{},
-		changes:   map[string][]string{},
+		// Sync decides adoption itself (sync, create and disown below), so
+		// the Applier need not refuse an orphan Sync chose to adopt.
+		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
+		ready:        map[kopmeta.ObjectRef]bool{},
+		changes:      map[string][]string{},
+		kindDefaults: make(map[schema.GroupKind]ChildOptions, len(kinds)),
+	}
+	for _, k := range kinds {
+		r.kindDefaults[k.gvk.GroupKind()] = k.defaults
 	}
 	r.fieldOwner = (&client.ApplyOptions{FieldManager: env.Applier.FieldOwner()}).ApplyOptions(r.applyOpts).FieldManager
 	r.parentGVK, _ = apiutil.GVKForObject(parent, env.Scheme) // known: setup derived the label from it
@@ -120,11 +129,16 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 		r.update(ctx, c, existing, verbAdopted)
 		return
 	}
-	if c.opts.Update == OnDelete {
+	switch {
+	case c.opts.Update == RunOnceStrategy && existing.GetAnnotations()[RunOnceAnnotation] != c.obj.GetAnnotations()[RunOnceAnnotation]:
+		// A new run: the old one goes, the new one is created once it is
+		// gone.
+		r.recreate(ctx, c, existing, fmt.Errorf("run %q replaces run %q", c.obj.GetAnnotations()[RunOnceAnnotation], existing.GetAnnotations()[RunOnceAnnotation]))
+	case !c.opts.Update.writesExisting():
 		r.current(c, existing)
-		return
+	default:
+		r.update(ctx, c, existing, verbUpdated)
 	}
-	r.update(ctx, c, existing, verbUpdated)
 }
 
 // find returns the object of c's name: the observed child, else the
@@ -300,7 +314,7 @@ func (r *syncRun[T]) update(ctx context.Context, c preparedChild, existing clien
 // recreate deletes existing (UID precondition) so that a later reconcile
 // creates c anew.
 func (r *syncRun[T]) recreate(ctx context.Context, c preparedChild, existing client.Object, cause error) {
-	res, err := gc.Delete(ctx, r.env.Client, []client.Object{existing}, r.s.opts.Prune...)
+	res, err := gc.Delete(ctx, r.env.Client, []client.Object{existing}, append(slices.Clone(r.s.opts.Prune), c.opts.Delete...)...)
 	if len(res.Deleted) > 0 {
 		r.env.Applier.Forget(existing)
 	}
@@ -310,7 +324,11 @@ func (r *syncRun[T]) recreate(ctx context.Context, c preparedChild, existing cli
 	}
 	log.FromContext(ctx).V(1).Info("Deleted child to recreate it", "child", c.ref.String(), "cause", cause.Error())
 	r.changed(verbRecreated, c.ref)
-	r.wait("Recreating", fmt.Sprintf("%s is being recreated: %s", c.ref, immutableCauses(cause)), deletionPoll)
+	why := immutableCauses(cause)
+	if why == "" {
+		why = cause.Error()
+	}
+	r.wait("Recreating", fmt.Sprintf("%s is being recreated: %s", c.ref, why), deletionPoll)
 }
 
 // current records the readiness of child c as it now is.
@@ -318,6 +336,8 @@ func (r *syncRun[T]) current(c preparedChild, obj client.Object) {
 	rd := status.ReadinessOf(obj)
 	r.ready[c.ref] = rd.State == status.StateCurrent
 	switch rd.State {
+	case status.StateCurrent:
+		r.readyMsgs = append(r.readyMsgs, readyNote(c.ref, rd))
 	case status.StateFailed:
 		r.failed = append(r.failed, rd.Message)
 	case status.StateInProgress, status.StateTerminating:
@@ -355,23 +375,32 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 		return
 	}
 	slices.SortFunc(refs, kopmeta.ObjectRef.Compare)
-	stale := make([]client.Object, len(refs))
-	for i, ref := range refs {
-		stale[i] = r.observed[ref]
-	}
-	res, err := gc.Delete(ctx, r.env.Client, stale, r.s.opts.Prune...)
-	logger := log.FromContext(ctx)
-	for _, d := range res.Deleted {
-		if obj, ok := r.observed[d]; ok {
-			r.env.Applier.Forget(obj)
+	// One delete call per kind, with the kind's options (DeleteWith).
+	byKind := map[schema.GroupKind][]client.Object{}
+	var order []schema.GroupKind
+	for _, ref := range refs {
+		gk := schema.GroupKind{Group: ref.Group, Kind: ref.Kind}
+		if _, ok := byKind[gk]; !ok {
+			order = append(order, gk)
 		}
-		logger.V(1).Info("Deleted child", "child", d.String(), "parent", klog.KObj(r.parent))
-		r.changes[verbDeleted] = append(r.changes[verbDeleted], d.String())
+		byKind[gk] = append(byKind[gk], r.observed[ref])
 	}
-	for _, st := range res.Stuck {
-		logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
-	}
-	if err != nil {
-		r.errs = append(r.errs, err)
+	logger := log.FromContext(ctx)
+	for _, gk := range order {
+		opts := append(slices.Clone(r.s.opts.Prune), r.kindDefaults[gk].Delete...)
+		res, err := gc.Delete(ctx, r.env.Client, byKind[gk], opts...)
+		for _, d := range res.Deleted {
+			if obj, ok := r.observed[d]; ok {
+				r.env.Applier.Forget(obj)
+			}
+			logger.V(1).Info("Deleted child", "child", d.String(), "parent", klog.KObj(r.parent))
+			r.changes[verbDeleted] = append(r.changes[verbDeleted], d.String())
+		}
+		for _, st := range res.Stuck {
+			logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
+		}
+		if err != nil {
+			r.errs = append(r.errs, err)
+		}
 	}
 }

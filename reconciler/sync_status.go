@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -44,7 +45,8 @@ func cutNote(note string) string {
 
 // summarise sets the parent's Ready/Reconciling from its children: a
 // failed child makes it Ready=False, a waiting or converging one
-// Reconciling; otherwise it leaves them to the loop (Ready=True).
+// Reconciling, and when every child is ready, Ready=True naming them
+// (unless the sync function set a Ready=True of its own).
 func (r *syncRun[T]) summarise(parent status.Setter) {
 	switch {
 	case len(r.failed) > 0:
@@ -57,7 +59,32 @@ func (r *syncRun[T]) summarise(parent status.Setter) {
 		status.MarkReconciling(parent, r.waits[0].reason, listSome(msgs))
 	case len(r.progressing) > 0:
 		status.MarkReconciling(parent, "ChildProgressing", listSome(r.progressing))
+	case len(r.errs) == 0 && len(r.refusals) == 0 && !ownReady(parent):
+		n := len(r.readyMsgs)
+		status.MarkReady(parent, ReasonChildrenReady, fmt.Sprintf("%d of %d children ready: %s", n, n, listSome(r.readyMsgs)))
 	}
+}
+
+// ReasonChildrenReady is the reason of the Ready=True with which Sync
+// reports every child ready ("3 of 3 children ready: StatefulSet db: 3 of
+// 3 replicas ready; Service db; Job migrate-7: succeeded").
+const ReasonChildrenReady = "ChildrenReady"
+
+// ownReady reports whether parent carries a Ready=True that is not Sync's
+// or the loop's: the sync function's own, which stands.
+func ownReady(parent status.Setter) bool {
+	c := status.Get(parent, status.Ready)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason != ReasonChildrenReady && c.Reason != status.ReasonSucceeded
+}
+
+// readyNote names a ready child for the parent's Ready message: what its
+// readiness says when that is more than "nothing to wait for".
+func readyNote(ref kopmeta.ObjectRef, rd status.Readiness) string {
+	name := ref.Kind + " " + ref.Name
+	if msg, ok := strings.CutPrefix(rd.Message, name+": "); ok && !strings.Contains(msg, "nothing to wait for") {
+		return name + ": " + msg
+	}
+	return name
 }
 
 // listSome joins the first three messages and counts the rest.

@@ -339,7 +339,9 @@ func TestSyncUnchangedSendsNoRequest(t *testing.T) {
 		t.Errorf("ConfigMap a after the change: %v, data %v; want v=2", err, got.Data)
 	}
 
-	// A new child: a live get (is the name free?) and its apply.
+	// A new child: a live get (is the name free?) and its apply, the
+	// changed child's apply, and the status write of the parent, whose
+	// Ready now counts 4 children.
 	h.settle(a)
 	mu.Lock()
 	data["new"] = "yes"
@@ -351,8 +353,8 @@ func TestSyncUnchangedSendsNoRequest(t *testing.T) {
 	})
 	h.traffic.Reset()
 	h.reconcile()
-	if n := h.traffic.Requests.Load(); n != 3 {
-		t.Errorf("a sync creating one child and changing another sent %d requests, want 3", n)
+	if n := h.traffic.Requests.Load(); n != 4 {
+		t.Errorf("a sync creating one child and changing another sent %d requests, want 4", n)
 	}
 }
 

@@ -82,10 +82,66 @@
 //	}
 //
 // Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs,
-// PersistentVolumeClaims, Services of type LoadBalancer and Pods have rules
-// of their own; every other kind is read from its kstatus conditions and
-// status.observedGeneration, so a child that is itself a custom resource
-// maintained with this package reads correctly too.
+// PersistentVolumeClaims, Services of type LoadBalancer, Pods and
+// CustomResourceDefinitions have rules of their own; every other kind is
+// read from its kstatus conditions and status.observedGeneration, so a
+// child that is itself a custom resource maintained with this package
+// reads correctly too. Stalled=True and Reconciling=True are read first on
+// every kind, built-in ones included, as kstatus does. A
+// CustomResourceDefinition is ready once Established=True, so a parent
+// whose child is a CRD does not create custom resources of it too early;
+// a names conflict (NamesAccepted=False) is Failed.
+//
+// Where ReadinessOf departs from kstatus, it does so on purpose, mostly to
+// agree with what Helm's and Argo CD's waiters and `kubectl rollout
+// status` wait for. The whole list:
+//
+//	case                                    ReadinessOf              kstatus
+//	Job running, started                    InProgress Running       Current
+//	Job suspended after it started          InProgress Suspended     Current
+//	Job with FailureTarget=True             Failed JobFailed         Current until Failed=True
+//	Pod phase Failed                        Failed PodFailed         Current
+//	Pod unschedulable for over 15 s         InProgress Pending       Failed
+//	Pod init container in CrashLoopBackOff  Failed CrashLoopBackOff  InProgress
+//	PersistentVolumeClaim Lost              Failed ClaimLost         InProgress
+//	Service LoadBalancer, no address yet    InProgress Pending       Current once it has a cluster IP
+//	StatefulSet OnDelete, pods missing      InProgress Scaling       Current
+//	StatefulSet pods ready, not available   InProgress Unavailable   Current
+//	DaemonSet OnDelete, pods not updated    Current Available        InProgress
+//	Deployment counts met, conditions lag   Current Available        InProgress until Available=True
+//	Ready=True for an older generation      InProgress               Current
+//	Stalled=True and Reconciling=True       Failed Stalled           the first in the list
+//	metadata only, or unreadable status     InProgress               an error
+//
+// Why, case by case:
+//   - A Job is done when it completed: a parent that waits for a migration
+//     must not go on while it still runs or is suspended (Helm's
+//     --wait-for-jobs and Argo CD agree). FailureTarget=True is the Job
+//     controller's own verdict, Failed=True follows once pods are gone.
+//   - A failed Pod does not run again, which is what a reader waits for
+//     (Argo CD: Degraded). An unschedulable Pod may be scheduled once the
+//     cluster autoscaler adds a node, so it stays InProgress, with the
+//     scheduler's reason in the message. A container crash-looping is
+//     Failed as kstatus and Argo CD say, an init container too (the Pod
+//     never starts); it reads Current again once the Pod becomes ready.
+//   - A Lost claim's volume is gone: nothing brings it back.
+//   - A LoadBalancer Service without an address is not reachable yet
+//     (Helm waits for it too); spec.externalIPs make it reachable, so
+//     with them it is Current at once, as Helm counts it.
+//   - A StatefulSet with OnDelete updates pods only when someone deletes
+//     them, so no update is awaited, but its pods must still exist and be
+//     available; availability (readiness held for minReadySeconds) is what
+//     `kubectl rollout status` waits for, on DaemonSets too, where OnDelete
+//     likewise means no update will come by itself.
+//   - A Deployment is read from its counts, as `kubectl rollout status`
+//     does; its Available and Progressing conditions follow the same
+//     counts one sync later.
+//   - Ready observed for an older generation says nothing about the
+//     current spec; Stalled is the stronger claim of the two.
+//   - A status that was not read, or not understood, is not a ready one.
+//
+// Everywhere else the two agree, Reconciling and Stalled on built-in kinds,
+// crash-looping Pods and CustomResourceDefinitions included.
 //
 // # The outcome of a reconcile
 //
@@ -114,10 +170,10 @@
 // # Generations
 //
 // status.observedGeneration == metadata.generation means the controller
-// reached a settled outcome for this spec: success, or a terminal failure
-// (then kstatus reports Failed, not InProgress). [Finish] maintains it; a
-// retryable error, or work still in progress (Reconciling), leaves it
-// behind, so the object is looked at again. [IsCurrent] tells whether the
+// acted on this spec without failing: success (work still in progress
+// says so with Reconciling=True), or a terminal failure (then kstatus
+// reports Failed, not InProgress). [Finish] maintains it; a retryable
+// error leaves it behind, so the object is retried. [IsCurrent] tells whether the
 // current generation was handled (kuberator's observed-generation
 // pattern), from observedGeneration or, for a type without it, from a
 // Ready or Stalled condition observed at this generation.

@@ -46,8 +46,9 @@ func Begin(obj Setter) (read []metav1.Condition) {
 //   - nil, and the reconciler set Stalled: its report stands (Ready as it
 //     set it, False by [MarkStalled]); observedGeneration is stamped.
 //   - nil, and the reconciler set Reconciling: its report stands (Ready
-//     Unknown or False, as it set it); observedGeneration stays behind
-//     until the work is done.
+//     Unknown or False, as it set it); observedGeneration is stamped: the
+//     controller has acted on this generation (Flux's convention), and
+//     kstatus reads Reconciling=True as in progress anyway.
 //   - nil otherwise: Ready=True, keeping the reconciler's reason and message
 //     when it set Ready=True itself and [ReasonSucceeded] with no message
 //     otherwise; observedGeneration is stamped.
@@ -132,7 +133,6 @@ func decide(read, set []metav1.Condition, generation int64, err error, now metav
 			c := find(Reconciling)
 			put(Ready, metav1.ConditionUnknown, c.Reason, c.Message)
 		}
-		settled = false
 	default:
 		drop(Reconciling)
 		drop(Stalled)

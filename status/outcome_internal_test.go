@@ -85,8 +85,8 @@ func TestDecide(t *testing.T) {
 		"success": {
 			"nothing":        {state{"True/Succeeded", "-", "-"}, true},
 			"ready":          {state{"True/Deployed", "-", "-"}, true},
-			"reconciling":    {state{"Unknown/RollingOut", "True/RollingOut", "-"}, false},
-			"not ready":      {state{"False/Waiting", "True/Waiting", "-"}, false},
+			"reconciling":    {state{"Unknown/RollingOut", "True/RollingOut", "-"}, true},
+			"not ready":      {state{"False/Waiting", "True/Waiting", "-"}, true},
 			"stalled":        {state{"False/Invalid", "-", "True/Invalid"}, true},
 			"custom":         {state{"True/Succeeded", "-", "-"}, true},
 			"bare ready off": {state{"True/Succeeded", "-", "-"}, true},

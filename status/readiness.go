@@ -50,7 +50,9 @@ type Readiness struct {
 // *appsv1.Deployment, read from a cache with an empty TypeMeta) or an
 // *unstructured.Unstructured, by kstatus' rules
 // (sigs.k8s.io/cli-utils/pkg/kstatus) and those of `kubectl rollout
-// status`. Both forms of the same object get the same result.
+// status`. Both forms of the same object get the same result. Where it
+// departs from kstatus, on purpose, the package documentation's table
+// says so and why.
 //
 // In order:
 //
@@ -58,6 +60,9 @@ type Readiness struct {
 //   - status.observedGeneration older than metadata.generation: the
 //     object's controller has not seen its latest spec, InProgress
 //     ("GenerationNotObserved").
+//   - kstatus' abnormal-true conditions, on every kind, built-in or not:
+//     Stalled=True is Failed ("Stalled"), Reconciling=True is InProgress
+//     ("Reconciling"); Stalled wins when both are True.
 //   - Deployment: Progressing=False with reason ProgressDeadlineExceeded is
 //     Failed ("ProgressDeadlineExceeded"); until updatedReplicas,
 //     replicas and availableReplicas all equal spec.replicas (1 when
@@ -80,28 +85,40 @@ type Readiness struct {
 //     availableReplicas equal spec.replicas; then Current ("Available").
 //   - Job: Complete=True is Current ("Complete"), Failed=True or
 //     FailureTarget=True is Failed ("JobFailed"); a suspended Job is
-//     InProgress ("Suspended": its work is not done, unlike kstatus which
-//     calls it Current), as is a running one ("Running").
+//     InProgress ("Suspended"), as is one the job controller has not
+//     started ("NotStarted") and a running one ("Running").
 //   - PersistentVolumeClaim: Current when Bound ("Bound"), Failed when
 //     Lost ("ClaimLost"), otherwise InProgress ("Pending").
 //   - Service: of type LoadBalancer, InProgress ("Pending") until
-//     status.loadBalancer.ingress has an address; then, and for every other
-//     type, Current ("Current", "Ready" for a load balancer).
+//     status.loadBalancer.ingress has an address or spec.externalIPs
+//     names one; then, and for every other type, Current ("Current",
+//     "Ready" for a load balancer).
 //   - Pod: Succeeded is Current ("Succeeded"), Failed is Failed
-//     ("PodFailed"), Ready=True is Current ("Ready"), anything else is
-//     InProgress ("Pending", "NotReady").
-//   - Any other kind, by the kstatus conditions: Stalled=True is Failed
-//     ("Stalled"), Reconciling=True is InProgress ("Reconciling"), Ready
-//     other than True, or True but observed for an older generation, is
-//     InProgress ("NotReady", "GenerationNotObserved"), Ready=True is
-//     Current ("Ready"); no such condition is Current ("Current"), which is
-//     how ConfigMaps, Secrets and every kind without a status read.
+//     ("PodFailed", with the failed container's exit code when the Pod
+//     gives no reason), Ready=True is Current ("Ready"), a container
+//     (init containers included) waiting in CrashLoopBackOff is Failed
+//     ("CrashLoopBackOff"), anything else is InProgress ("Pending",
+//     "NotReady").
+//   - CustomResourceDefinition: Established=True is Current
+//     ("Established"); NamesAccepted=False is Failed ("NamesNotAccepted"),
+//     as is Established=False for any reason but Installing
+//     ("NotEstablished"); otherwise InProgress ("Establishing"): custom
+//     resources of a CRD that is not established cannot be created yet.
+//   - Any other kind, by the kstatus conditions: Ready other than True,
+//     or True but observed for an older generation, is InProgress
+//     ("NotReady", "GenerationNotObserved"), Ready=True is Current
+//     ("Ready"); no such condition is Current ("Current"), which is how
+//     ConfigMaps, Secrets and every kind without a status read.
 //
 // A metadata-only object (*metav1.PartialObjectMetadata) has no status:
 // it is InProgress ("StatusNotRead"), except for ConfigMaps, Secrets and
 // ServiceAccounts; give ReadinessOf the full object. An object whose
 // content does not decode into its kind's Go type is InProgress
 // ("UnreadableStatus").
+//
+// Messages name the kind and the object, then what is awaited or what
+// went wrong, and never end in an empty "reason: " when a condition has
+// neither reason nor message.
 func ReadinessOf(obj client.Object) Readiness {
 	if ts := obj.GetDeletionTimestamp(); ts != nil {
 		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
@@ -117,11 +134,15 @@ func ReadinessOf(obj client.Object) Readiness {
 	case *metav1.PartialObjectMetadata:
 		return metadataReadiness(o)
 	case *unstructured.Unstructured:
-		if typed := builtinFor(o.GroupVersionKind().GroupKind()); typed != nil {
+		gk := o.GroupVersionKind().GroupKind()
+		if typed := builtinFor(gk); typed != nil {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
 				return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err)}
 			}
 			return ReadinessOf(typed)
+		}
+		if rules, ok := contentRules[gk]; ok {
+			return rules(o.GetName(), o.Object)
 		}
 		return genericReadiness(kindOf(o), o.GetName(), o.GetGeneration(), o.Object)
 	}
@@ -129,11 +150,43 @@ func ReadinessOf(obj client.Object) Readiness {
 	if err != nil {
 		return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", kindOf(obj), obj.GetName(), err)}
 	}
-	if gvk := obj.GetObjectKind().GroupVersionKind(); builtinFor(gvk.GroupKind()) != nil {
+	gk := groupKindOf(obj)
+	if builtinFor(gk) != nil {
 		// Another Go type for a built-in kind.
 		return ReadinessOf(&unstructured.Unstructured{Object: content})
 	}
+	if rules, ok := contentRules[gk]; ok {
+		return rules(obj.GetName(), content)
+	}
 	return genericReadiness(kindOf(obj), obj.GetName(), obj.GetGeneration(), content)
+}
+
+// contentRules are the rules of the kinds that [ReadinessOf] knows by
+// group and kind only: their Go types live in modules this package does
+// not import (status depends on apimachinery, client-go and
+// controller-runtime alone), so their content is read as unstructured.
+var contentRules = map[schema.GroupKind]func(name string, content map[string]any) Readiness{
+	crdGroupKind: crdReadiness,
+}
+
+// foreignTypes names the Go types of the kinds in contentRules, so that
+// a typed object read from a cache (its TypeMeta empty) is recognised.
+var foreignTypes = map[string]schema.GroupKind{
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.CustomResourceDefinition":      crdGroupKind,
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1beta1.CustomResourceDefinition": crdGroupKind,
+}
+
+// groupKindOf is obj's group and kind, from TypeMeta, else from its Go
+// type when the package knows it.
+func groupKindOf(obj client.Object) schema.GroupKind {
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+		return gvk.GroupKind()
+	}
+	t := reflect.TypeOf(obj)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return foreignTypes[t.PkgPath()+"."+t.Name()]
 }
 
 // metadataReadiness is the readiness of an object of which only metadata
@@ -243,11 +296,8 @@ func genericReadiness(kind, name string, gen int64, content map[string]any) Read
 		return staleGeneration(kind, name, gen, og)
 	}
 	conds := genericConditions(content)
-	if c, ok := conds[Stalled]; ok && c.Status == metav1.ConditionTrue {
-		return Readiness{StateFailed, "Stalled", fmt.Sprintf("%s %s is stalled: %s", kind, name, reasonMessage(c.Reason, c.Message))}
-	}
-	if c, ok := conds[Reconciling]; ok && c.Status == metav1.ConditionTrue {
-		return inProgress("Reconciling", kind, name, "reconciling: %s", reasonMessage(c.Reason, c.Message))
+	if r, ok := abnormal(kind, name, conds[Stalled], conds[Reconciling]); ok {
+		return r
 	}
 	c, ok := conds[Ready]
 	switch {
@@ -256,9 +306,45 @@ func genericReadiness(kind, name string, gen int64, content map[string]any) Read
 	case c.ObservedGeneration != 0 && c.ObservedGeneration < gen:
 		return inProgress("GenerationNotObserved", kind, name, "Ready observed for generation %d, not %d", c.ObservedGeneration, gen)
 	case c.Status != metav1.ConditionTrue:
-		return inProgress("NotReady", kind, name, "Ready=%s: %s", c.Status, reasonMessage(c.Reason, c.Message))
+		return inProgress("NotReady", kind, name, "%s", detail("Ready="+string(c.Status), c.Reason, c.Message))
 	}
-	return Readiness{StateCurrent, "Ready", fmt.Sprintf("%s %s is ready: %s", kind, name, reasonMessage(c.Reason, c.Message))}
+	return Readiness{StateCurrent, "Ready", detail(kind+" "+name+" is ready", c.Reason, c.Message)}
+}
+
+// abnormal applies kstatus' abnormal-true conditions, which kstatus reads
+// on every kind before the kind's own rules: Stalled=True is Failed
+// ("Stalled"), Reconciling=True is InProgress ("Reconciling"). Stalled
+// wins when both are True (kstatus takes whichever comes first in the
+// list). A zero condition is an absent one.
+func abnormal(kind, name string, stalled, reconciling metav1.Condition) (Readiness, bool) {
+	switch {
+	case stalled.Status == metav1.ConditionTrue:
+		return Readiness{StateFailed, "Stalled", detail(kind+" "+name+" is stalled", stalled.Reason, stalled.Message)}, true
+	case reconciling.Status == metav1.ConditionTrue:
+		return Readiness{StateInProgress, "Reconciling", detail(kind+" "+name+": reconciling", reconciling.Reason, reconciling.Message)}, true
+	}
+	return Readiness{}, false
+}
+
+// abnormalOf is [abnormal] for the conditions of a built-in kind, each
+// seen through view as a metav1.Condition; the first of each type counts.
+func abnormalOf[C any](kind, name string, conds []C, view func(C) metav1.Condition) (Readiness, bool) {
+	var stalled, reconciling metav1.Condition
+	for _, item := range conds {
+		c := view(item)
+		switch {
+		case c.Type == Stalled && stalled.Type == "":
+			stalled = c
+		case c.Type == Reconciling && reconciling.Type == "":
+			reconciling = c
+		}
+	}
+	return abnormal(kind, name, stalled, reconciling)
+}
+
+// cond is a condition of a built-in kind as a metav1.Condition.
+func cond[T, S ~string](t T, s S, reason, message string) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: metav1.ConditionStatus(s), Reason: reason, Message: message}
 }
 
 // genericConditions reads status.conditions by type, tolerating entries
@@ -283,6 +369,15 @@ func genericConditions(content map[string]any) map[string]metav1.Condition {
 		}
 	}
 	return out
+}
+
+// detail is prefix followed by ": " and a condition's reason and message,
+// or prefix alone when both are empty (never a dangling colon).
+func detail(prefix, reason, message string) string {
+	if rm := reasonMessage(reason, message); rm != "" {
+		return prefix + ": " + rm
+	}
+	return prefix
 }
 
 // reasonMessage joins a condition's reason and message.

@@ -6,11 +6,42 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // The rules of [ReadinessOf] for the built-in kinds, after the deletion
 // check. Each learns from kstatus and `kubectl rollout status`; where they
-// differ, the comment says why.
+// differ, the comment says why, and the package documentation's table
+// lists it. Each kind checks its observedGeneration, then kstatus'
+// Stalled and Reconciling conditions ([abnormalOf]), then its own status.
+
+// The views of the built-in kinds' conditions as metav1.Condition.
+func deploymentCond(c appsv1.DeploymentCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func statefulSetCond(c appsv1.StatefulSetCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func daemonSetCond(c appsv1.DaemonSetCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func replicaSetCond(c appsv1.ReplicaSetCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func jobCond(c batchv1.JobCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func pvcCond(c corev1.PersistentVolumeClaimCondition) metav1.Condition {
+	return cond(c.Type, c.Status, c.Reason, c.Message)
+}
+
+func metaCond(c metav1.Condition) metav1.Condition { return c }
 
 // replicasOf is spec.replicas: 1 when unset, as the controllers default it.
 func replicasOf(p *int32) int32 {
@@ -35,6 +66,9 @@ func deploymentReadiness(d *appsv1.Deployment) Readiness {
 	st := d.Status
 	if st.ObservedGeneration < d.Generation {
 		return staleGeneration(kind, d.Name, d.Generation, st.ObservedGeneration)
+	}
+	if r, ok := abnormalOf(kind, d.Name, st.Conditions, deploymentCond); ok {
+		return r
 	}
 	for _, c := range st.Conditions {
 		// The deployment controller sets Progressing=False with this
@@ -72,6 +106,9 @@ func statefulSetReadiness(s *appsv1.StatefulSet) Readiness {
 	if st.ObservedGeneration < s.Generation {
 		return staleGeneration(kind, s.Name, s.Generation, st.ObservedGeneration)
 	}
+	if r, ok := abnormalOf(kind, s.Name, st.Conditions, statefulSetCond); ok {
+		return r
+	}
 	want := replicasOf(s.Spec.Replicas)
 	switch {
 	case st.Replicas < want:
@@ -105,6 +142,9 @@ func daemonSetReadiness(ds *appsv1.DaemonSet) Readiness {
 	if st.ObservedGeneration < ds.Generation {
 		return staleGeneration(kind, ds.Name, ds.Generation, st.ObservedGeneration)
 	}
+	if r, ok := abnormalOf(kind, ds.Name, st.Conditions, daemonSetCond); ok {
+		return r
+	}
 	desired := st.DesiredNumberScheduled
 	switch {
 	case st.CurrentNumberScheduled < desired:
@@ -121,11 +161,19 @@ func replicaSetReadiness(rs *appsv1.ReplicaSet) Readiness {
 	if st.ObservedGeneration < rs.Generation {
 		return staleGeneration(kind, rs.Name, rs.Generation, st.ObservedGeneration)
 	}
+	if r, ok := abnormalOf(kind, rs.Name, st.Conditions, replicaSetCond); ok {
+		return r
+	}
 	for _, c := range st.Conditions {
 		// Pods cannot be created (quota, admission): not Failed, the
-		// controller keeps trying and a freed quota lets it through.
+		// controller keeps trying and a freed quota lets it through. The
+		// message names the refusal; the reason stands in without one.
 		if c.Type == appsv1.ReplicaSetReplicaFailure && c.Status == corev1.ConditionTrue {
-			return inProgress("ReplicaFailure", kind, rs.Name, "cannot create pods: %s", c.Message)
+			why := c.Message
+			if why == "" {
+				why = c.Reason
+			}
+			return inProgress("ReplicaFailure", kind, rs.Name, "%s", detail("cannot create pods", "", why))
 		}
 	}
 	want := replicasOf(rs.Spec.Replicas)
@@ -142,6 +190,9 @@ func jobReadiness(j *batchv1.Job) Readiness {
 	const kind = "Job"
 	st := j.Status
 	suspended := j.Spec.Suspend != nil && *j.Spec.Suspend
+	if r, ok := abnormalOf(kind, j.Name, st.Conditions, jobCond); ok {
+		return r
+	}
 	for _, c := range st.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -150,7 +201,11 @@ func jobReadiness(j *batchv1.Job) Readiness {
 		case batchv1.JobFailed, batchv1.JobFailureTarget:
 			// FailureTarget comes first, while the last pods terminate;
 			// Failed follows for certain.
-			return Readiness{StateFailed, "JobFailed", fmt.Sprintf("Job %s failed: %s", j.Name, reasonMessage(c.Reason, c.Message))}
+			reason := c.Reason
+			if reason == "" && c.Message == "" && st.Failed > 0 {
+				reason = fmt.Sprintf("%d pods failed", st.Failed)
+			}
+			return Readiness{StateFailed, "JobFailed", detail("Job "+j.Name+" failed", reason, c.Message)}
 		case batchv1.JobComplete:
 			return Readiness{StateCurrent, "Complete", fmt.Sprintf("Job %s: complete, %d succeeded", j.Name, st.Succeeded)}
 		case batchv1.JobSuspended:
@@ -162,11 +217,19 @@ func jobReadiness(j *batchv1.Job) Readiness {
 		// and whoever waits for it waits for that.
 		return inProgress("Suspended", kind, j.Name, "suspended, %d succeeded", st.Succeeded)
 	}
+	if st.StartTime == nil && st.Active == 0 && st.Succeeded == 0 && st.Failed == 0 {
+		// The job controller has not picked it up: nothing runs yet
+		// (kstatus: JobNotStarted).
+		return inProgress("NotStarted", kind, j.Name, "not started yet")
+	}
 	return inProgress("Running", kind, j.Name, "%d active, %d succeeded, %d failed", st.Active, st.Succeeded, st.Failed)
 }
 
 func pvcReadiness(pvc *corev1.PersistentVolumeClaim) Readiness {
 	const kind = "PersistentVolumeClaim"
+	if r, ok := abnormalOf(kind, pvc.Name, pvc.Status.Conditions, pvcCond); ok {
+		return r
+	}
 	switch pvc.Status.Phase {
 	case corev1.ClaimBound:
 		return Readiness{StateCurrent, "Bound", fmt.Sprintf("PersistentVolumeClaim %s: bound to volume %s", pvc.Name, pvc.Spec.VolumeName)}
@@ -179,11 +242,20 @@ func pvcReadiness(pvc *corev1.PersistentVolumeClaim) Readiness {
 
 func serviceReadiness(svc *corev1.Service) Readiness {
 	const kind = "Service"
+	if r, ok := abnormalOf(kind, svc.Name, svc.Status.Conditions, metaCond); ok {
+		return r
+	}
 	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer {
 		return current(kind, svc.Name)
 	}
 	ingress := svc.Status.LoadBalancer.Ingress
 	if len(ingress) == 0 {
+		if len(svc.Spec.ExternalIPs) > 0 {
+			// Traffic to the external IPs reaches the Service whether a
+			// load balancer ever answers or not (Helm's rule too): waiting
+			// for an ingress address could wait forever.
+			return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: reachable at external IP %s", svc.Name, svc.Spec.ExternalIPs[0])}
+		}
 		return inProgress("Pending", kind, svc.Name, "waiting for a load balancer address")
 	}
 	addr := ingress[0].IP
@@ -193,39 +265,32 @@ func serviceReadiness(svc *corev1.Service) Readiness {
 	return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: load balancer at %s", svc.Name, addr)}
 }
 
-func podReadiness(p *corev1.Pod) Readiness {
-	const kind = "Pod"
-	st := p.Status
-	// status.observedGeneration is written by kubelets with
-	// PodObservedGenerationTracking; 0 means not tracked.
-	if st.ObservedGeneration != 0 && st.ObservedGeneration < p.Generation {
-		return staleGeneration(kind, p.Name, p.Generation, st.ObservedGeneration)
+// crdGroupKind is the kind of a CustomResourceDefinition.
+var crdGroupKind = schema.GroupKind{Group: "apiextensions.k8s.io", Kind: "CustomResourceDefinition"}
+
+// crdReadiness reads a CustomResourceDefinition: Current once the API
+// server serves it (Established=True), Failed when its names are refused
+// (NamesAccepted=False: another CRD holds them; creating custom resources
+// would fail or reach the other one) or it cannot be established (an
+// invalid conversion webhook CA bundle), otherwise InProgress while it is
+// being established. kstatus reads it the same way.
+func crdReadiness(name string, content map[string]any) Readiness {
+	const kind = "CustomResourceDefinition"
+	conds := genericConditions(content)
+	if r, ok := abnormal(kind, name, conds[Stalled], conds[Reconciling]); ok {
+		return r
 	}
-	switch st.Phase {
-	case corev1.PodSucceeded:
-		return Readiness{StateCurrent, "Succeeded", fmt.Sprintf("Pod %s: succeeded", p.Name)}
-	case corev1.PodFailed:
-		// kstatus calls a failed Pod Current (it completed); a Pod that
-		// failed does not run again, which is what a reader waits for.
-		return Readiness{StateFailed, "PodFailed", fmt.Sprintf("Pod %s failed: %s", p.Name, reasonMessage(st.Reason, st.Message))}
+	if c, ok := conds["NamesAccepted"]; ok && c.Status == metav1.ConditionFalse {
+		return Readiness{StateFailed, "NamesNotAccepted", detail(kind+" "+name+": names not accepted", c.Reason, c.Message)}
 	}
-	for _, c := range st.Conditions {
-		switch {
-		case c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue:
-			return Readiness{StateCurrent, "Ready", fmt.Sprintf("Pod %s is ready", p.Name)}
-		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
-			return inProgress("Pending", kind, p.Name, "not scheduled: %s", reasonMessage(c.Reason, c.Message))
-		}
+	c, ok := conds["Established"]
+	switch {
+	case !ok:
+		return inProgress("Establishing", kind, name, "waiting for the API server to establish it")
+	case c.Status == metav1.ConditionTrue:
+		return Readiness{StateCurrent, "Established", fmt.Sprintf("%s %s: established", kind, name)}
+	case c.Status == metav1.ConditionFalse && c.Reason != "Installing":
+		return Readiness{StateFailed, "NotEstablished", detail(kind+" "+name+": not established", c.Reason, c.Message)}
 	}
-	detail := "not ready"
-	for _, cs := range append(append([]corev1.ContainerStatus(nil), st.InitContainerStatuses...), st.ContainerStatuses...) {
-		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			detail = fmt.Sprintf("container %s waiting: %s", cs.Name, w.Reason)
-			break
-		}
-	}
-	if st.Phase == corev1.PodRunning {
-		return inProgress("NotReady", kind, p.Name, "%s", detail)
-	}
-	return inProgress("Pending", kind, p.Name, "%s", detail)
+	return inProgress("Establishing", kind, name, "%s", detail("being established", c.Reason, c.Message))
 }

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -111,6 +112,46 @@ func podCond(t corev1.PodConditionType, s corev1.ConditionStatus, reason, msg st
 	return corev1.PodCondition{Type: t, Status: s, Reason: reason, Message: msg}
 }
 
+func crd(conds ...apiextensionsv1.CustomResourceDefinitionCondition) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "gadgets.example.com", Generation: 1},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: "example.com", Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "gadgets", Kind: "Gadget"},
+		},
+		Status: apiextensionsv1.CustomResourceDefinitionStatus{Conditions: conds},
+	}
+}
+
+func crdCond(t apiextensionsv1.CustomResourceDefinitionConditionType, s apiextensionsv1.ConditionStatus, reason, msg string) apiextensionsv1.CustomResourceDefinitionCondition {
+	return apiextensionsv1.CustomResourceDefinitionCondition{Type: t, Status: s, Reason: reason, Message: msg}
+}
+
+// running is a Pod in phase Running whose containers are as given.
+func running(containers ...corev1.ContainerStatus) corev1.PodStatus {
+	return corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: containers}
+}
+
+// crashLooping is a container waiting in CrashLoopBackOff after restarts
+// restarts, the last one having exited with code.
+func crashLooping(name string, restarts, code int32) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{
+		Name: name, RestartCount: restarts,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason: "CrashLoopBackOff", Message: "back-off 40s restarting failed container=" + name,
+		}},
+	}
+	if code != 0 {
+		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error"}
+	}
+	return cs
+}
+
+// terminated is a container that exited with code for reason.
+func terminated(name string, code int32, reason string) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Reason: reason}}}
+}
+
 func gizmo(gen, observed int64, conds ...metav1.Condition) *widget.Widget {
 	return &widget.Widget{
 		ObjectMeta: objMeta("w", gen),
@@ -172,6 +213,22 @@ func TestReadinessOf(t *testing.T) {
 		{"Deployment paused, rolled out", deploy(new(int32(3)), depStatus(3, 3, 3), paused), status.Readiness{current, "Available", "Deployment web: 3 of 3 replicas available"}},
 		{"Deployment terminating", deleting(deploy(nil, depStatus(1, 1, 1))), status.Readiness{terminatingState, "Terminating", "Deployment web is being deleted"}},
 
+		{"Deployment rolled out, kstatus Stalled=True", deploy(new(int32(3)), depStatus(3, 3, 3, appsv1.DeploymentCondition{
+			Type: status.Stalled, Status: corev1.ConditionTrue, Reason: "PolicyViolation", Message: "image not signed",
+		})), status.Readiness{failed, "Stalled", "Deployment web is stalled: PolicyViolation: image not signed"}},
+		{"Deployment rolled out, kstatus Reconciling=True", deploy(new(int32(3)), depStatus(3, 3, 3, appsv1.DeploymentCondition{
+			Type: status.Reconciling, Status: corev1.ConditionTrue, Reason: "Canary", Message: "10% of traffic shifted",
+		})), status.Readiness{inProgress, "Reconciling", "Deployment web: reconciling: Canary: 10% of traffic shifted"}},
+		{"Deployment rolled out, kstatus Stalled=False", deploy(new(int32(3)), depStatus(3, 3, 3, appsv1.DeploymentCondition{
+			Type: status.Stalled, Status: corev1.ConditionFalse, Reason: "Signed",
+		})), status.Readiness{current, "Available", "Deployment web: 3 of 3 replicas available"}},
+		{"Deployment deadline exceeded, kstatus Reconciling=True", deploy(new(int32(3)), depStatus(3, 1, 2, deadline, appsv1.DeploymentCondition{
+			Type: status.Reconciling, Status: corev1.ConditionTrue, Reason: "Retrying",
+		})), status.Readiness{inProgress, "Reconciling", "Deployment web: reconciling: Retrying"}},
+		{"Deployment generation not observed, kstatus Stalled=True", deploy(new(int32(3)), appsv1.DeploymentStatus{ObservedGeneration: 1, Conditions: []appsv1.DeploymentCondition{{
+			Type: status.Stalled, Status: corev1.ConditionTrue, Reason: "PolicyViolation",
+		}}}), status.Readiness{inProgress, "GenerationNotObserved", "Deployment web: waiting for its controller to observe generation 2 (observed 1)"}},
+
 		// StatefulSet.
 		{"StatefulSet rolled out", sts(new(int32(3)), stsStatus(3, 3, 3, "db-1", "db-1")), status.Readiness{current, "Available", "StatefulSet db: 3 of 3 replicas available"}},
 		{"StatefulSet replicas nil means 1", sts(nil, stsStatus(0, 0, 0, "db-1", "db-1")), status.Readiness{inProgress, "Scaling", "StatefulSet db: 0 of 1 replicas created"}},
@@ -183,6 +240,11 @@ func TestReadinessOf(t *testing.T) {
 		{"StatefulSet partition reached", sts(new(int32(3)), stsStatus(3, 2, 3, "db-1", "db-2"), partition(1)), status.Readiness{current, "Available", "StatefulSet db: 3 of 3 replicas available"}},
 		{"StatefulSet partition above replicas", sts(new(int32(3)), stsStatus(3, 0, 3, "db-1", "db-2"), partition(5)), status.Readiness{current, "Available", "StatefulSet db: 3 of 3 replicas available"}},
 		{"StatefulSet OnDelete waits for no update", sts(new(int32(3)), stsStatus(3, 0, 3, "db-1", "db-2"), onDeleteSts), status.Readiness{current, "Available", "StatefulSet db: 3 of 3 replicas available"}},
+		{"StatefulSet rolled out, kstatus Reconciling=True", sts(new(int32(1)), func() appsv1.StatefulSetStatus {
+			st := stsStatus(1, 1, 1, "db-1", "db-1")
+			st.Conditions = []appsv1.StatefulSetCondition{{Type: status.Reconciling, Status: corev1.ConditionTrue, Reason: "Resizing", Message: "volumes growing"}}
+			return st
+		}()), status.Readiness{inProgress, "Reconciling", "StatefulSet db: reconciling: Resizing: volumes growing"}},
 		{"StatefulSet not available", sts(new(int32(3)), stsStatus(3, 3, 1, "db-2", "db-2")), status.Readiness{inProgress, "Unavailable", "StatefulSet db: 1 of 3 replicas available"}},
 
 		// DaemonSet.
@@ -192,6 +254,11 @@ func TestReadinessOf(t *testing.T) {
 		{"DaemonSet scheduling", ds(dsStatus(3, 2, 2, 2)), status.Readiness{inProgress, "Scaling", "DaemonSet agent: 2 of 3 nodes run a pod"}},
 		{"DaemonSet updating", ds(dsStatus(3, 3, 1, 3)), status.Readiness{inProgress, "RollingOut", "DaemonSet agent: 1 of 3 pods updated"}},
 		{"DaemonSet OnDelete waits for no update", ds(dsStatus(3, 3, 1, 3), onDeleteDs), status.Readiness{current, "Available", "DaemonSet agent: 3 of 3 pods available"}},
+		{"DaemonSet rolled out, kstatus Stalled=True", ds(func() appsv1.DaemonSetStatus {
+			st := dsStatus(2, 2, 2, 2)
+			st.Conditions = []appsv1.DaemonSetCondition{{Type: status.Stalled, Status: corev1.ConditionTrue, Reason: "NodeSelectorInvalid"}}
+			return st
+		}()), status.Readiness{failed, "Stalled", "DaemonSet agent is stalled: NodeSelectorInvalid"}},
 		{"DaemonSet not available", ds(dsStatus(3, 3, 3, 0)), status.Readiness{inProgress, "Unavailable", "DaemonSet agent: 0 of 3 pods available"}},
 
 		// ReplicaSet.
@@ -203,6 +270,12 @@ func TestReadinessOf(t *testing.T) {
 		{"ReplicaSet replica failure", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Conditions: []appsv1.ReplicaSetCondition{{
 			Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate", Message: `pods "web-abc-x" is forbidden: exceeded quota`,
 		}}}), status.Readiness{inProgress, "ReplicaFailure", `ReplicaSet web-abc: cannot create pods: pods "web-abc-x" is forbidden: exceeded quota`}},
+		{"ReplicaSet replica failure without message", rs(new(int32(2)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Conditions: []appsv1.ReplicaSetCondition{{
+			Type: appsv1.ReplicaSetReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+		}}}), status.Readiness{inProgress, "ReplicaFailure", "ReplicaSet web-abc: cannot create pods: FailedCreate"}},
+		{"ReplicaSet available, kstatus Stalled=True", rs(new(int32(1)), appsv1.ReplicaSetStatus{ObservedGeneration: 2, Replicas: 1, AvailableReplicas: 1, Conditions: []appsv1.ReplicaSetCondition{{
+			Type: status.Stalled, Status: corev1.ConditionTrue, Message: "quarantined",
+		}}}), status.Readiness{failed, "Stalled", "ReplicaSet web-abc is stalled: quarantined"}},
 
 		// Job.
 		{"Job complete", job(nil, batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{
@@ -216,7 +289,15 @@ func TestReadinessOf(t *testing.T) {
 			jobCond(batchv1.JobFailureTarget, corev1.ConditionTrue, "DeadlineExceeded", "Job was active longer than specified deadline"),
 		}}), status.Readiness{failed, "JobFailed", "Job migrate failed: DeadlineExceeded: Job was active longer than specified deadline"}},
 		{"Job running", job(nil, batchv1.JobStatus{Active: 1, Failed: 1}), status.Readiness{inProgress, "Running", "Job migrate: 1 active, 0 succeeded, 1 failed"}},
-		{"Job not started", job(nil, batchv1.JobStatus{}), status.Readiness{inProgress, "Running", "Job migrate: 0 active, 0 succeeded, 0 failed"}},
+		{"Job not started", job(nil, batchv1.JobStatus{}), status.Readiness{inProgress, "NotStarted", "Job migrate: not started yet"}},
+		{"Job started, no pod yet", job(nil, batchv1.JobStatus{StartTime: new(metav1.Unix(1_800_000_000, 0))}), status.Readiness{inProgress, "Running", "Job migrate: 0 active, 0 succeeded, 0 failed"}},
+		{"Job failed without reason", job(nil, batchv1.JobStatus{Failed: 2, Conditions: []batchv1.JobCondition{
+			jobCond(batchv1.JobFailed, corev1.ConditionTrue, "", ""),
+		}}), status.Readiness{failed, "JobFailed", "Job migrate failed: 2 pods failed"}},
+		{"Job complete, kstatus Stalled=True", job(nil, batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{
+			jobCond(batchv1.JobComplete, corev1.ConditionTrue, "CompletionsReached", ""),
+			jobCond(status.Stalled, corev1.ConditionTrue, "QuotaExceeded", "output bucket full"),
+		}}), status.Readiness{failed, "Stalled", "Job migrate is stalled: QuotaExceeded: output bucket full"}},
 		{"Job suspended by spec", job(new(true), batchv1.JobStatus{}), status.Readiness{inProgress, "Suspended", "Job migrate: suspended, 0 succeeded"}},
 		{"Job suspended condition", job(nil, batchv1.JobStatus{Conditions: []batchv1.JobCondition{
 			jobCond(batchv1.JobSuspended, corev1.ConditionTrue, "JobSuspended", "Job suspended"),
@@ -229,6 +310,11 @@ func TestReadinessOf(t *testing.T) {
 		{"PVC bound", pvc(corev1.ClaimBound), status.Readiness{current, "Bound", "PersistentVolumeClaim data: bound to volume pv-1"}},
 		{"PVC pending", pvc(corev1.ClaimPending), status.Readiness{inProgress, "Pending", "PersistentVolumeClaim data: waiting for a volume"}},
 		{"PVC without phase", pvc(""), status.Readiness{inProgress, "Pending", "PersistentVolumeClaim data: waiting for a volume"}},
+		{"PVC bound, kstatus Reconciling=True", func() client.Object {
+			p := pvc(corev1.ClaimBound)
+			p.Status.Conditions = []corev1.PersistentVolumeClaimCondition{{Type: status.Reconciling, Status: corev1.ConditionTrue, Reason: "Resizing"}}
+			return p
+		}(), status.Readiness{inProgress, "Reconciling", "PersistentVolumeClaim data: reconciling: Resizing"}},
 		{"PVC lost", pvc(corev1.ClaimLost), status.Readiness{failed, "ClaimLost", "PersistentVolumeClaim data: lost its volume pv-1"}},
 
 		// Service.
@@ -237,6 +323,16 @@ func TestReadinessOf(t *testing.T) {
 		{"Service NodePort", svc(corev1.ServiceTypeNodePort), status.Readiness{current, "Current", "Service web: nothing to wait for"}},
 		{"Service LoadBalancer pending", svc(corev1.ServiceTypeLoadBalancer), status.Readiness{inProgress, "Pending", "Service web: waiting for a load balancer address"}},
 		{"Service LoadBalancer with IP", svc(corev1.ServiceTypeLoadBalancer, corev1.LoadBalancerIngress{IP: "203.0.113.7"}), status.Readiness{current, "Ready", "Service web: load balancer at 203.0.113.7"}},
+		{"Service LoadBalancer with external IPs, no ingress", func() client.Object {
+			s := svc(corev1.ServiceTypeLoadBalancer)
+			s.Spec.ExternalIPs = []string{"198.51.100.4", "198.51.100.5"}
+			return s
+		}(), status.Readiness{current, "Ready", "Service web: reachable at external IP 198.51.100.4"}},
+		{"Service with kstatus Reconciling=True", func() client.Object {
+			s := svc(corev1.ServiceTypeClusterIP)
+			s.Status.Conditions = []metav1.Condition{kcond(status.Reconciling, metav1.ConditionTrue, "Provisioning", "waiting for the mesh", 0)}
+			return s
+		}(), status.Readiness{inProgress, "Reconciling", "Service web: reconciling: Provisioning: waiting for the mesh"}},
 		{"Service LoadBalancer with hostname", svc(corev1.ServiceTypeLoadBalancer, corev1.LoadBalancerIngress{Hostname: "lb.example.com"}), status.Readiness{current, "Ready", "Service web: load balancer at lb.example.com"}},
 
 		// Pod.
@@ -244,10 +340,35 @@ func TestReadinessOf(t *testing.T) {
 		{"Pod succeeded", pod(corev1.PodStatus{Phase: corev1.PodSucceeded}), status.Readiness{current, "Succeeded", "Pod web-abc-xyz: succeeded"}},
 		{"Pod failed", pod(corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "The node was low on resource: memory."}), status.Readiness{failed, "PodFailed", "Pod web-abc-xyz failed: Evicted: The node was low on resource: memory."}},
 		{"Pod running, not ready", pod(corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{podCond(corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", "")}}), status.Readiness{inProgress, "NotReady", "Pod web-abc-xyz: not ready"}},
-		{"Pod crash looping", pod(corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
-			{Name: "sidecar", Ready: true},
-			{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
-		}}), status.Readiness{inProgress, "NotReady", "Pod web-abc-xyz: container app waiting: CrashLoopBackOff"}},
+		{"Pod crash looping", pod(running(corev1.ContainerStatus{Name: "sidecar", Ready: true}, crashLooping("app", 5, 1))),
+			status.Readiness{failed, "CrashLoopBackOff", "Pod web-abc-xyz: container app is crash-looping (5 restarts, last exit code 1: Error)"}},
+		{"Pod crash looping, no exit recorded", pod(running(crashLooping("app", 1, 0))),
+			status.Readiness{failed, "CrashLoopBackOff", "Pod web-abc-xyz: container app is crash-looping (1 restarts)"}},
+		{"Pod crash looping, PodScheduled=False as in kstatus' fixture", func() client.Object {
+			st := running(crashLooping("nginx", 3, 2))
+			st.Conditions = []corev1.PodCondition{podCond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "")}
+			return pod(st)
+		}(), status.Readiness{failed, "CrashLoopBackOff", "Pod web-abc-xyz: container nginx is crash-looping (3 restarts, last exit code 2: Error)"}},
+		{"Pod init container crash looping", pod(corev1.PodStatus{Phase: corev1.PodPending, InitContainerStatuses: []corev1.ContainerStatus{crashLooping("migrate", 4, 1)}}),
+			status.Readiness{failed, "CrashLoopBackOff", "Pod web-abc-xyz: container migrate is crash-looping (4 restarts, last exit code 1: Error)"}},
+		{"Pod running, not ready, PodScheduled=False", pod(corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			podCond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", ""),
+			podCond(corev1.PodReady, corev1.ConditionFalse, "ContainersNotReady", ""),
+		}}), status.Readiness{inProgress, "NotReady", "Pod web-abc-xyz: not ready"}},
+		{"Pod failed without reason", pod(corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
+			terminated("sidecar", 0, "Completed"), terminated("app", 137, "OOMKilled"),
+		}}), status.Readiness{failed, "PodFailed", "Pod web-abc-xyz failed: container app exited with code 137 (OOMKilled)"}},
+		{"Pod failed, init container", pod(corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{
+			terminated("migrate", 3, "Error"),
+		}}), status.Readiness{failed, "PodFailed", "Pod web-abc-xyz failed: container migrate exited with code 3 (Error)"}},
+		{"Pod failed, nothing known", pod(corev1.PodStatus{Phase: corev1.PodFailed}), status.Readiness{failed, "PodFailed", "Pod web-abc-xyz failed"}},
+		{"Pod unschedulable, no reason", pod(corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
+			podCond(corev1.PodScheduled, corev1.ConditionFalse, "", ""),
+		}}), status.Readiness{inProgress, "Pending", "Pod web-abc-xyz: not scheduled"}},
+		{"Pod ready, kstatus Stalled=True", pod(corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			podCond(corev1.PodReady, corev1.ConditionTrue, "", ""),
+			podCond(status.Stalled, corev1.ConditionTrue, "", "evicted by policy"),
+		}}), status.Readiness{failed, "Stalled", "Pod web-abc-xyz is stalled: evicted by policy"}},
 		{"Pod unschedulable", pod(corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{
 			podCond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable", "0/3 nodes are available"),
 		}}), status.Readiness{inProgress, "Pending", "Pod web-abc-xyz: not scheduled: Unschedulable: 0/3 nodes are available"}},
@@ -262,6 +383,31 @@ func TestReadinessOf(t *testing.T) {
 			return p
 		}(), status.Readiness{inProgress, "GenerationNotObserved", "Pod web-abc-xyz: waiting for its controller to observe generation 2 (observed 1)"}},
 		{"Pod terminating", deleting(pod(corev1.PodStatus{Phase: corev1.PodRunning})), status.Readiness{terminatingState, "Terminating", "Pod web-abc-xyz is being deleted"}},
+
+		// CustomResourceDefinition.
+		{"CRD just created", crd(), status.Readiness{inProgress, "Establishing", "CustomResourceDefinition gadgets.example.com: waiting for the API server to establish it"}},
+		{"CRD installing", crd(
+			crdCond(apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found"),
+			crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "Installing", "the initial names have been accepted"),
+		), status.Readiness{inProgress, "Establishing", "CustomResourceDefinition gadgets.example.com: being established: Installing: the initial names have been accepted"}},
+		{"CRD established", crd(
+			crdCond(apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found"),
+			crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted"),
+		), status.Readiness{current, "Established", "CustomResourceDefinition gadgets.example.com: established"}},
+		{"CRD names conflict", crd(
+			crdCond(apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "KindConflict", `"Gadget" is already in use`),
+			crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "NotAccepted", "not all names are accepted"),
+		), status.Readiness{failed, "NamesNotAccepted", `CustomResourceDefinition gadgets.example.com: names not accepted: KindConflict: "Gadget" is already in use`}},
+		{"CRD established, new names conflict", crd(
+			crdCond(apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionFalse, "PluralConflict", `"gizmos" is already in use`),
+			crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "InitialNamesAccepted", "the initial names have been accepted"),
+		), status.Readiness{failed, "NamesNotAccepted", `CustomResourceDefinition gadgets.example.com: names not accepted: PluralConflict: "gizmos" is already in use`}},
+		{"CRD with an invalid conversion CA bundle", crd(
+			crdCond(apiextensionsv1.NamesAccepted, apiextensionsv1.ConditionTrue, "NoConflicts", "no conflicts found"),
+			crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionFalse, "InvalidCABundle", "The conversion webhook CABundle is invalid"),
+		), status.Readiness{failed, "NotEstablished", "CustomResourceDefinition gadgets.example.com: not established: InvalidCABundle: The conversion webhook CABundle is invalid"}},
+		{"CRD terminating", deleting(crd(crdCond(apiextensionsv1.Established, apiextensionsv1.ConditionTrue, "", ""))), status.Readiness{terminatingState, "Terminating", "CustomResourceDefinition gadgets.example.com is being deleted"}},
+		{"CRD metadata only", metadataOnly(crd(), "apiextensions.k8s.io/v1", "CustomResourceDefinition"), status.Readiness{inProgress, "StatusNotRead", "CustomResourceDefinition gadgets.example.com: only its metadata was read, readiness needs its status"}},
 
 		// Kinds without rules.
 		{"ConfigMap", &corev1.ConfigMap{ObjectMeta: objMeta("cfg", 0)}, status.Readiness{current, "Current", "ConfigMap cfg: nothing to wait for"}},
@@ -297,6 +443,10 @@ func TestReadinessOf(t *testing.T) {
 			kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 3),
 			kcond(status.Stalled, metav1.ConditionFalse, "Fixed", "", 3),
 		), status.Readiness{current, "Ready", "Widget w is ready: Succeeded"}},
+		{"custom resource not ready, no reason or message", gizmo(3, 3, kcond(status.Ready, metav1.ConditionFalse, "", "", 3)), status.Readiness{inProgress, "NotReady", "Widget w: Ready=False"}},
+		{"custom resource ready, no reason or message", gizmo(3, 3, kcond(status.Ready, metav1.ConditionTrue, "", "", 3)), status.Readiness{current, "Ready", "Widget w is ready"}},
+		{"custom resource stalled, no reason or message", gizmo(3, 3, kcond(status.Stalled, metav1.ConditionTrue, "", "", 3)), status.Readiness{failed, "Stalled", "Widget w is stalled"}},
+		{"custom resource reconciling, no reason or message", gizmo(3, 3, kcond(status.Reconciling, metav1.ConditionTrue, "", "", 3)), status.Readiness{inProgress, "Reconciling", "Widget w: reconciling"}},
 		{"custom resource terminating", deleting(gizmo(3, 3, kcond(status.Ready, metav1.ConditionTrue, "Succeeded", "", 3))), status.Readiness{terminatingState, "Terminating", "Widget w is being deleted"}},
 	}
 	scheme := widget.Scheme()

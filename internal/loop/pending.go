@@ -87,3 +87,11 @@ func (l *Loop[T]) pendingCleanup(req reconcile.Request) (T, bool) {
 	last, ok := l.lastState[req]
 	return last, ok
 }
+
+// owesCleanupOf reports whether obj, being deleted without the loop's
+// finalizer, still owes the cleanup a Reconcile of it started: its last
+// state is kept for req, with the same UID.
+func (l *Loop[T]) owesCleanupOf(req reconcile.Request, obj T) bool {
+	last, ok := l.pendingCleanup(req)
+	return ok && last.GetUID() == obj.GetUID()
+}

@@ -11,18 +11,21 @@ import (
 // log line, the Warning event, the rate limiter's hint, the loop's own
 // requeue and the bookkeeping of pending cleanups.
 func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a attempt, d decision) {
-	logger := log.FromContext(ctx)
+	// Every failure returned to controller-runtime is logged by it at
+	// error level ("Reconciler error", with the object and reconcileID):
+	// kopgo adds its decision at V(1) rather than a second error line.
+	logger := log.FromContext(ctx).V(1)
 	switch {
 	case d.statusFailed:
-		logger.Error(d.err, "Writing status failed; will retry")
+		logger.Info("Writing status failed; will retry", "error", d.err.Error())
 	case a.shutdown:
-		logger.Info("Reconcile cut short by shutdown", "error", d.err.Error())
+		log.FromContext(ctx).Info("Reconcile cut short by shutdown", "error", d.err.Error())
 	case d.terminal:
-		logger.Error(d.err, "Reconcile failed terminally; waiting for a change", "retryAfter", d.self)
+		logger.Info("Reconcile failed terminally; Stalled until the object changes", "error", d.err.Error(), "retryAfter", d.self)
 	case d.loud:
-		logger.Error(d.err, "Reconcile failed")
+		logger.Info("Reconcile failed; retrying with backoff", "error", d.err.Error(), "retryAfter", d.retry)
 	case d.err != nil:
-		logger.V(1).Info("Conflict, retrying", "error", d.err.Error(), "conflicts", a.conflicts)
+		logger.Info("Conflict, retrying", "error", d.err.Error(), "conflicts", a.conflicts)
 	}
 	if d.warning != "" && a.phase != phaseGone {
 		l.env.Recorder.Warning(obj, nil, d.warning, "Reconcile", d.note)

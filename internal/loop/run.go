@@ -87,7 +87,7 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	out := settle(d, werr)
 	l.record(ctx, req, obj, a, out)
-	(*telemetry.Metrics)(l.o.Metrics).ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
+	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
 }
@@ -98,11 +98,21 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phase) attempt {
 	a := attempt{phase: ph}
 	if ph == phaseReconcile && kopmeta.IsBeingDeleted(obj) {
-		a.phase = phaseCleanup
-		if l.cleanup == nil || !finalizers.Has(obj, l.o.FinalizerName) {
+		switch {
+		case l.cleanup == nil:
+			a.phase = phaseNone
+		case finalizers.Has(obj, l.o.FinalizerName):
+			a.phase = phaseCleanup
+		case l.owesCleanupOf(req, obj):
+			// Deleted while its first Reconcile ran, before the finalizer
+			// was on, and that cleanup has not finished.
+			a.phase = phaseGone
+		default:
+			a.phase = phaseNone
+		}
+		if a.phase == phaseNone {
 			// Nothing of ours to clean up, and nothing to say about an
 			// object on its way out.
-			a.phase = phaseNone
 			return a
 		}
 	}
@@ -156,13 +166,9 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, ob
 		return
 	}
 	// Deleted while Reconcile ran: what it made is cleaned up now, with
-	// the state it worked on.
-	a.gone = gone
-	if gone {
-		a.phase = phaseGone
-	} else {
-		a.phase = phaseCleanup
-	}
+	// the state it worked on (kept until the cleanup finishes; no
+	// finalizer of ours holds the object).
+	a.gone, a.phase = gone, phaseGone
 	l.runCleanup(ctx, req, obj, a)
 }
 

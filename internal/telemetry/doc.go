@@ -1,16 +1,12 @@
-// Package telemetry is the plumbing behind kopgo's public observability
-// package: the Prometheus collectors and how kopgo's own packages (apply,
-// gc, finalizers, reconciler, controller) record into them, and the
-// OpenTelemetry spans they open. Users create and register metrics through
-// observability.NewMetrics and set a TracerProvider on the Builder; nothing
-// here is for them.
+// Package telemetry holds the OpenTelemetry spans kopgo's own packages
+// (apply, gc, finalizers, reconciler, controller) open. Users set a
+// TracerProvider on the Builder; nothing here is for them.
 //
-// # Label values
-//
-// Every metric label value is lower case, from a closed set: reconcile
-// results ([Result]), apply outcomes (created, updated, unchanged), and error
-// kinds as lower snake_case of koperrors.Kind's name (NotFound becomes
-// not_found, IO io), never an error message.
+// The Prometheus collectors are observability.Metrics, a public type with
+// its own recording methods: kopgo's packages and users' reconcilers
+// record through the same API. [Metrics] and [Result] are aliases of the
+// public types, kept so that code written against their former internal
+// definitions still compiles; new code uses observability's names.
 //
 // # Span attributes
 //

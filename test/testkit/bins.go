@@ -10,9 +10,12 @@ import (
 // testkit binaries. `make test` sets it to bin/testkit.
 const binDirEnv = "KOPGO_TESTKIT_BIN"
 
-// binaries are the paths of the components a cluster runs.
+// binaries are the paths of the components a cluster runs, and of kwok's
+// own stages (nodes turn Ready and keep their leases, deleted pods go away),
+// written from the kwok module by the tools build. The pod stages that decide
+// a pod's outcome are testkit's own (stages.go).
 type binaries struct {
-	etcd, apiserver, controllerManager, scheduler, kwok, kwokStages string
+	etcd, apiserver, controllerManager, scheduler, kwok, kwokBaseStages, provisioner string
 }
 
 // binDir returns the directory the testkit takes its binaries from, as
@@ -51,11 +54,12 @@ func findBinaries(dir string, full bool) (binaries, error) {
 		controllerManager: filepath.Join(dir, "kube-controller-manager"),
 		scheduler:         filepath.Join(dir, "kube-scheduler"),
 		kwok:              filepath.Join(dir, "kwok"),
-		kwokStages:        filepath.Join(dir, "kwok-stages.yaml"),
+		kwokBaseStages:    filepath.Join(dir, "kwok-base-stages.yaml"),
+		provisioner:       filepath.Join(dir, "provisioner"),
 	}
 	need := []string{b.etcd, b.apiserver}
 	if full {
-		need = append(need, b.controllerManager, b.scheduler, b.kwok, b.kwokStages)
+		need = append(need, b.controllerManager, b.scheduler, b.kwok, b.kwokBaseStages, b.provisioner)
 	}
 	for _, p := range need {
 		if _, err := os.Stat(p); err != nil {

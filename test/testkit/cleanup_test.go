@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -85,8 +87,22 @@ func TestClusterIsCleanedUp(t *testing.T) {
 			if dir == "" || host == "" {
 				t.Fatalf("child did not report its cluster; output:\n%s", out.String())
 			}
-			if pids := testkit.ProcessesUnder(dir); len(pids) < 2 {
+			pids := testkit.ProcessesUnder(dir)
+			if len(pids) < 2 {
 				t.Fatalf("child's cluster runs %d processes, want at least etcd and kube-apiserver", len(pids))
+			}
+			if mode == "sigkill-full" {
+				// The full cluster's own processes: the provisioner must
+				// go with the rest.
+				var names []string
+				for _, pid := range pids {
+					names = append(names, processName(pid))
+				}
+				for _, want := range []string{"kube-controller-manager", "kube-scheduler", "kwok", "provisioner"} {
+					if !slices.Contains(names, want) {
+						t.Fatalf("child's full cluster runs %v, want %s among them", names, want)
+					}
+				}
 			}
 			_, _ = stdin.Write([]byte("die\n"))
 			if strings.HasPrefix(mode, "sigkill") {
@@ -145,6 +161,16 @@ func listening(t *testing.T, port string) bool {
 		}
 	}
 	return false
+}
+
+// processName is the base name of pid's executable, from its command line.
+func processName(pid int) string {
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return ""
+	}
+	exe, _, _ := strings.Cut(string(cmdline), "\x00")
+	return filepath.Base(exe)
 }
 
 func bufioDrain(sc *bufio.Scanner) (int, error) {

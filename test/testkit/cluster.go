@@ -28,11 +28,15 @@ import (
 // [Options.BinDir].
 type Options struct {
 	// Full also starts kube-controller-manager (garbage collector, namespace,
-	// Deployment, ReplicaSet and other workload controllers, ClusterRole
-	// aggregation and resource quota), kube-scheduler and kwok with
-	// [Options.Nodes] fake nodes, so that a Deployment really rolls out,
-	// deleting an owner cascades, the built-in edit and view roles have
-	// their rules and a ResourceQuota's status counts.
+	// Deployment, ReplicaSet, StatefulSet, Job and other workload
+	// controllers, ClusterRole aggregation, resource quota and the
+	// PersistentVolume binder), kube-scheduler, kwok with [Options.Nodes]
+	// fake nodes and a dynamic volume provisioner, so that a Deployment or a
+	// StatefulSet with volume claims really rolls out, deleting an owner
+	// cascades, the built-in edit and view roles have their rules and a
+	// ResourceQuota's status counts. A test decides what a pod does with
+	// [PodOutcomeLabel]. docs/testkit.md in the kopgo repository describes
+	// the full cluster: what runs, what kwok fakes and what is absent.
 	Full bool
 
 	// Nodes is the number of kwok nodes of a full cluster. Default 2.
@@ -79,7 +83,12 @@ type Cluster struct {
 	reaper    *reaper
 	etcd      *process
 	apiserver *process
-	others    []*process // controller manager, scheduler, kwok: stopped first
+	others    []*process // controller manager, scheduler, kwok, provisioner: stopped first
+
+	mu       sync.Mutex
+	cleanups []func() // run by Stop, last first, before any component stops
+	stopping bool     // Stop has begun: a new cleanup runs at once
+	errs     []error  // of functions started with Go
 
 	stopOnce sync.Once
 }
@@ -307,10 +316,20 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	})
 }
 
-// Stop stops every component and removes [Cluster.Dir]. It is safe to call
-// more than once and from a deferred call after a failed test.
+// Stop stops the cluster, in this order: the functions registered with
+// [Cluster.Cleanup] run, last registered first (this ends the functions
+// started with [Cluster.Go] and waits for them); then the controller
+// manager, the scheduler, kwok and the provisioner stop; then the API
+// server; then etcd; and [Cluster.Dir] is removed. So an operator that a
+// suite runs against the cluster stops while the API server still answers,
+// and logs no errors about a server that went away.
+//
+// Stop is safe to call more than once and from a deferred call after a
+// failed test. If a cleanup function panics, the others still run and the
+// cluster still stops; Stop then panics with the first panic's value.
 func (c *Cluster) Stop() {
 	c.stopOnce.Do(func() {
+		panicked := c.runCleanups()
 		var wg sync.WaitGroup
 		for _, p := range c.others {
 			wg.Go(func() { p.stop(otherGrace) })
@@ -326,6 +345,9 @@ func (c *Cluster) Stop() {
 			c.reaper.close()
 		}
 		_ = os.RemoveAll(c.Dir)
+		if panicked != nil {
+			panic(panicked)
+		}
 	})
 }
 

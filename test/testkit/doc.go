@@ -5,7 +5,8 @@
 // Behaviour that depends on the API server (managed fields, resourceVersion,
 // generation, finalizers, the status subresource, ownerReference garbage
 // collection) is only proven against the real thing; this package makes the
-// real thing cheap: a bare control plane is ready in about four seconds.
+// real thing cheap: a bare control plane is ready in about four seconds, a
+// full cluster in about five.
 //
 // # Usage
 //
@@ -25,12 +26,54 @@
 //	}
 //
 // [Options.Full] adds kube-controller-manager (garbage collector, namespace,
-// node lifecycle, workload, ClusterRole aggregation and resource-quota
-// controllers), kube-scheduler and kwok with [Options.Nodes] fake nodes, so
-// a Deployment becomes Available, deleting an owner cascades to its
-// children, the built-in admin, edit and view roles have their rules and a
-// ResourceQuota's status counts. In either kind of cluster the Service
-// range is a /16, so thousands of Services with cluster IPs fit.
+// node lifecycle, workload, ClusterRole aggregation, resource-quota and
+// volume controllers), kube-scheduler, kwok with [Options.Nodes] fake nodes
+// and a dynamic volume provisioner, so a Deployment becomes Available, a
+// StatefulSet's volume claims are provisioned and bound, deleting an owner
+// cascades to its children, the built-in admin, edit and view roles have
+// their rules and a ResourceQuota's status counts. In either kind of
+// cluster the Service range is a /16, so thousands of Services with cluster
+// IPs fit. docs/testkit.md in the kopgo repository describes the full
+// cluster: which controllers run, what kwok fakes, what is absent.
+//
+// # An operator for the whole suite
+//
+// [Cluster.Go] runs a function (an operator's manager) until the cluster
+// stops, and [Cluster.Cleanup] registers any other teardown; both run
+// before any component of the cluster stops, last registered first, so the
+// operator stops while the API server still answers:
+//
+//	func TestMain(m *testing.M) {
+//		testkit.Main(m, testkit.Options{Full: true}, func(c *testkit.Cluster) {
+//			cluster = c
+//			c.Go(mgr.Start) // a manager made from c.Config
+//		})
+//	}
+//
+// [Cluster.Stop] gives the whole order.
+//
+// # Volumes
+//
+// A full cluster has a default StorageClass, [StorageClassName]
+// (WaitForFirstConsumer, reclaim policy Delete), and
+// [ImmediateStorageClassName], both served by a provisioner built on the
+// Kubernetes SIG Storage provisioner library: a claim gets a
+// PersistentVolume of its size, bound by the controller manager, and a
+// Released volume whose reclaim policy is Delete is deleted.
+//
+// # Choosing what a pod does
+//
+// No container runs: kwok writes the status of the pods on its nodes. By
+// default a pod becomes Running and Ready, and a Job's pod then succeeds.
+// The [PodOutcomeLabel] label, on a pod or its workload's pod template,
+// chooses another outcome ([PodOutcomeSucceed], [PodOutcomeFail],
+// [PodOutcomePending], [PodOutcomeCrashLoop], [PodOutcomeNotReady]), and
+// annotations tune it ([PodDelayAnnotation], [PodExitCodeAnnotation],
+// [PodReasonAnnotation], [PodMessageAnnotation]):
+//
+//	job.Spec.Template.Labels = map[string]string{testkit.PodOutcomeLabel: testkit.PodOutcomeFail}
+//	job.Spec.Template.Annotations = map[string]string{testkit.PodExitCodeAnnotation: "42"}
+//	// the Job ends Failed (BackoffLimitExceeded, or PodFailurePolicy on exit code 42)
 //
 // # Binaries
 //
@@ -54,9 +97,9 @@
 // what RBAC grants it; bind it to the operator's generated ClusterRole and
 // run the operator with it. [RecordPermissions] wraps that config and
 // records the permission each request needed: a refused request is a
-// missing rule (Permissions.Denied), and a rule no request needed is an
-// excess one (Permissions.Unused), so generated RBAC stays complete and
-// minimal:
+// missing rule (Permissions.Denied; a create refused because its namespace
+// is being deleted is not), and a rule no request needed is an excess one
+// (Permissions.Unused), so generated RBAC stays complete and minimal:
 //
 //	cfg, perms := testkit.RecordPermissions(userCfg)
 //	... run the operator with cfg through a scenario ...
@@ -78,8 +121,8 @@
 //
 // # Nothing is left behind
 //
-// Every component runs in its own process group. [Cluster.Stop] stops them
-// and removes [Cluster.Dir]. A test binary can also die without running
+// Every component (the provisioner too) runs in its own process group.
+// [Cluster.Stop] stops them and removes [Cluster.Dir]. A test binary can also die without running
 // deferred code (a panic in a goroutine, `go test -timeout`, os.Exit,
 // SIGKILL), so each cluster also starts a reaper: a copy of the test binary,
 // detected by this package's init function, that holds a pipe from its

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -20,13 +21,18 @@ const nodeLabel = "type"
 
 // controllers are the kube-controller-manager controllers a full cluster
 // runs: enough for workloads to roll out, owners to cascade, namespaces to
-// finish terminating and nodes to lose their not-ready taint, without cloud,
-// volume or certificate machinery. Two more keep RBAC and quota tests
-// honest: without the ClusterRole aggregation controller the built-in
-// admin, edit and view roles have no rules (so binding them needs no "bind"
-// or "escalate", and an RBAC test passes that production refuses), and
-// without the resource-quota controller a ResourceQuota's status stays
-// empty (and the quota admission plugin enforces nothing).
+// finish terminating and nodes to lose their not-ready taint, without cloud
+// or certificate machinery. Two more keep RBAC and quota tests honest:
+// without the ClusterRole aggregation controller the built-in admin, edit
+// and view roles have no rules (so binding them needs no "bind" or
+// "escalate", and an RBAC test passes that production refuses), and without
+// the resource-quota controller a ResourceQuota's status stays empty (and
+// the quota admission plugin enforces nothing). The volume controllers bind
+// claims to the volumes the provisioner creates (binder), keep a claim or a
+// volume in use from going away (the two protection controllers, whose
+// finalizers the API server adds to every claim and volume: without them a
+// deleted claim never goes) and make the claims of generic ephemeral
+// volumes. docs/testkit.md lists them for users; keep the two in step.
 var controllers = []string{
 	"garbage-collector-controller", "namespace-controller",
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
@@ -34,9 +40,20 @@ var controllers = []string{
 	"endpoints-controller", "endpointslice-controller", "serviceaccount-controller",
 	"node-lifecycle-controller", "pod-garbage-collector-controller", "horizontal-pod-autoscaler-controller", "disruption-controller",
 	"clusterrole-aggregation-controller", "resourcequota-controller",
+	"persistentvolume-binder-controller", "persistentvolumeclaim-protection-controller",
+	"persistentvolume-protection-controller", "ephemeral-volume-controller",
 }
 
 func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
+	// The StorageClasses come first, so that the default one is known to
+	// the API server's DefaultStorageClass admission before any claim.
+	if err := c.createStorageClasses(ctx); err != nil {
+		return err
+	}
+	podStages, err := writePodStages(c.Dir)
+	if err != nil {
+		return err
+	}
 	kubeconfig := "--kubeconfig=" + c.Kubeconfig
 	kcm := &process{
 		name: "kube-controller-manager", path: bins.controllerManager, reaper: c.reaper,
@@ -58,14 +75,15 @@ func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
 		name: "kwok", path: bins.kwok, reaper: c.reaper,
 		logPath: filepath.Join(c.Dir, "kwok.log"),
 		args: []string{
-			kubeconfig, "--config=" + bins.kwokStages,
+			kubeconfig, "--config=" + bins.kwokBaseStages, "--config=" + podStages,
 			"--manage-all-nodes=false",
 			"--manage-nodes-with-annotation-selector=" + kwokNodeAnnotation + "=fake",
 			"--cidr=10.244.0.0/16", "--node-ip=10.0.0.2",
 			"--node-lease-duration-seconds=40",
 		},
 	}
-	for _, p := range []*process{kcm, scheduler, kwok} {
+	provisioner := c.provisionerProcess(bins)
+	for _, p := range []*process{kcm, scheduler, kwok, provisioner} {
 		if err := p.start(); err != nil {
 			return err
 		}
@@ -83,9 +101,19 @@ func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
 	}); err != nil {
 		return err
 	}
-	return kcm.waitFor(ctx, "the default ServiceAccount", func(ctx context.Context) error {
+	if err := kcm.waitFor(ctx, "the default ServiceAccount", func(ctx context.Context) error {
 		return c.client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "default"}, &corev1.ServiceAccount{})
-	})
+	}); err != nil {
+		return err
+	}
+	// The provisioner has nothing to show until a claim comes (it finds
+	// the claims made before it started when its informers list them), so
+	// nothing is waited for; but one that could not start is reported now
+	// rather than as a claim that stays Pending.
+	if ok, _ := provisioner.exited(); ok {
+		return provisioner.failure(errors.New("it exited"))
+	}
+	return nil
 }
 
 func (c *Cluster) nodesReady(ctx context.Context) error {

@@ -1,14 +1,21 @@
 package testkit
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
 )
 
@@ -104,10 +111,50 @@ func (p *Permissions) record(req *http.Request, resp *http.Response, err error) 
 	if perm.Verb == "watch" && req.URL.Query().Get("sendInitialEvents") == "true" {
 		p.used[Permission{perm.Group, perm.Resource, "list"}] = true
 	}
-	if resp.StatusCode == http.StatusForbidden {
+	if resp.StatusCode == http.StatusForbidden && !namespaceTerminating(resp) {
 		p.denied[fmt.Sprintf("%s (%s %s)", perm, req.Method, req.URL.Path)] = true
 	}
 }
+
+// namespaceTerminating reports whether a 403 response is the API server's
+// refusal to create an object in a namespace that is being deleted (the
+// NamespaceLifecycle admission plugin, after authorization allowed the
+// request): no missing RBAC rule, but what an operator meets when a test's
+// namespace goes away under it. The body is read and put back for the
+// caller.
+func namespaceTerminating(resp *http.Response) bool {
+	if resp.Body == nil {
+		return false
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	obj, _, err := statusCodecs.UniversalDeserializer().Decode(body, nil, nil)
+	if err != nil {
+		return false
+	}
+	status, ok := obj.(*metav1.Status)
+	if !ok || status.Details == nil {
+		return false
+	}
+	for _, cause := range status.Details.Causes {
+		if cause.Type == corev1.NamespaceTerminatingCause {
+			return true
+		}
+	}
+	return false
+}
+
+// statusCodecs decodes a metav1.Status in JSON or protobuf, whichever the
+// client asked for.
+var statusCodecs = func() serializer.CodecFactory {
+	s := runtime.NewScheme()
+	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
+	return serializer.NewCodecFactory(s)
+}()
 
 // Used returns the permissions the requests needed, sorted.
 func (p *Permissions) Used() []Permission {
@@ -124,7 +171,9 @@ func (p *Permissions) Used() []Permission {
 }
 
 // Denied returns the requests the API server refused with 403 Forbidden,
-// each as its permission, method and path, sorted.
+// each as its permission, method and path, sorted. A create refused
+// because its namespace is being deleted is not among them: that 403 comes
+// from the namespace's lifecycle, after RBAC allowed the request.
 func (p *Permissions) Denied() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -2,6 +2,7 @@ package testkit_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kopgo/kopgo/test/testkit"
@@ -12,7 +13,9 @@ var cluster *testkit.Cluster
 func TestMain(m *testing.M) {
 	// The cleanup tests re-run this binary as a child that starts clusters of
 	// its own; such a child must not start the shared one.
-	if os.Getenv(childEnv) != "" {
+	if mode := os.Getenv(childEnv); strings.HasPrefix(mode, "suite-") {
+		os.Exit(childSuite(m, mode)) // a suite of its own: TestMainStopsTheOperatorFirst
+	} else if mode != "" {
 		os.Exit(m.Run())
 	}
 	testkit.Main(m, testkit.Options{Full: true, Nodes: 2}, func(c *testkit.Cluster) { cluster = c })
