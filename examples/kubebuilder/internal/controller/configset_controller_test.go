@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -67,6 +68,13 @@ var _ = Describe("ConfigSet Controller", func() {
 			Eventually(func() bool {
 				return apierrors.IsNotFound(k8sClient.Get(ctx, typeNamespacedName, &kubebuilderv1.ConfigSet{}))
 			}).Should(BeTrue())
+			// The test's control plane runs no garbage collector (nor does
+			// envtest's): delete the ConfigMaps it would, or the next
+			// ConfigSet of the same name finds them controlled by this one,
+			// and kopgo's Applier does not take them over.
+			By("Deleting the ConfigMaps of the deleted ConfigSet")
+			Expect(k8sClient.DeleteAllOf(ctx, &corev1.ConfigMap{}, client.InNamespace(typeNamespacedName.Namespace),
+				client.MatchingLabels{ConfigSetLabel: resourceName})).To(Succeed())
 		})
 
 		It("should successfully reconcile the resource", func() {
