@@ -92,7 +92,7 @@ func main() {
 	flag.IntVar(&o.n, "n", envInt("BENCH_N", 500), "parents per variant (BENCH_N)")
 	flag.IntVar(&o.rounds, "rounds", envInt("BENCH_ROUNDS", 3), "rounds; each runs every variant once (BENCH_ROUNDS)")
 	flag.IntVar(&o.changes, "changes", 30, "parents changed one after the other for the change latency, per round")
-	flag.StringVar(&o.out, "out", "bench/RESULTS.md", "file to write the table to ('' for none)")
+	flag.StringVar(&o.out, "out", "RESULTS.md", "file to write the table to ('' for none)")
 	flag.DurationVar(&o.benchtime, "benchtime", time.Second, "time of each Go benchmark")
 	flag.StringVar(&o.profile, "profile", "", "directory to write each Go benchmark's CPU and allocation profiles to (<variant>.cpu.pprof, <variant>.allocs.pprof)")
 	flag.BoolVar(&o.verbose, "v", false, "log each converge's reconciles, results and retries")
