@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,15 +165,6 @@ func serverWrites(ctx context.Context, cs kubernetes.Interface) (int64, error) {
 		total += v
 	}
 	return int64(total), sc.Err()
-}
-
-// heapInUse returns the live heap after two garbage collections.
-func heapInUse() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }
 
 // ---------------------------------------------------------------------------
