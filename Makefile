@@ -161,12 +161,14 @@ RELIABILITY_TIMEOUT ?= 60m
 test-reliability: testkit-bin ## Run the reliability suite (test/reliability): RELIABILITY_N WebApps per scenario (default 200; 20 for the short variant), RELIABILITY_WRITE=1 writes its RESULTS.md.
 	RELIABILITY_N=$(RELIABILITY_N) KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -v -timeout $(RELIABILITY_TIMEOUT) ./test/reliability/...
 
-BENCH_N ?= 500
+# Parents per variant, one measurement per N; N:r measures that N in r
+# rounds instead of BENCH_ROUNDS.
+BENCH_SCALE ?= 500,2000,5000
 BENCH_ROUNDS ?= 3
 
 .PHONY: bench
-bench: testkit-bin ## Measure kopgo against baselines on a local control plane; writes bench/RESULTS.md (BENCH_N, BENCH_ROUNDS).
-	cd bench && KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) BENCH_N=$(BENCH_N) BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) run . -out RESULTS.md
+bench: testkit-bin ## Measure kopgo against baselines on a local control plane at each N of BENCH_SCALE; writes bench/RESULTS.md and bench/scale.png (BENCH_SCALE, BENCH_ROUNDS).
+	cd bench && KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) run . -out RESULTS.md
 
 .PHONY: bench-micro
 bench-micro: testkit-bin ## Run the packages' Go micro-benchmarks (go test -bench) against the real API server.
