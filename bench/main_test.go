@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +32,16 @@ func TestBenchRuns(t *testing.T) {
 	}
 	if len(res.points) != 2 {
 		t.Fatalf("%d points of the scale, want 2", len(res.points))
+	}
+	png, err := os.ReadFile(o.chart)
+	if err != nil {
+		t.Fatalf("no chart: %v", err)
+	}
+	if !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Errorf("the chart %s is not a PNG", o.chart)
+	}
+	if !strings.Contains(res.table, "](scale.png)") {
+		t.Errorf("the table does not show the chart")
 	}
 	for _, v := range variants() {
 		ss := res.points[0].samples[v.key]
