@@ -267,8 +267,7 @@ func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconcile
 // wrap counts a controller-runtime reconciler's calls.
 func (a *activity) wrap(r reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-		a.begin(req.Name)
-		defer a.end()
+		defer a.end(a.begin(req.Name))
 		return r.Reconcile(ctx, req)
 	})
 }
@@ -277,8 +276,7 @@ func (a *activity) wrap(r reconcile.Reconciler) reconcile.Reconciler {
 // follows each; waitQuiet's idle window covers it).
 func wrapKopgo[T client.Object](a *activity, r reconciler.Reconciler[T]) reconciler.Reconciler[T] {
 	return reconciler.Func[T](func(ctx context.Context, obj T, env *reconciler.Env) (reconciler.Action, error) {
-		a.begin(obj.GetName())
-		defer a.end()
+		defer a.end(a.begin(obj.GetName()))
 		return r.Reconcile(ctx, obj, env)
 	})
 }
@@ -291,7 +289,8 @@ type sample struct {
 	resyncWall                  time.Duration
 	resync                      trafficCount
 	resyncServer, resyncChanged int64
-	latencies                   []time.Duration
+	latency                     latencySample
+	ownWrites                   []ownWrite
 	heap                        heapSample
 }
 

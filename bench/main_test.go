@@ -52,8 +52,8 @@ func TestBenchRuns(t *testing.T) {
 		if s.converge.writes != s.convergeServer {
 			t.Errorf("%s converge: client counted %d writes, API server %d", v.key, s.converge.writes, s.convergeServer)
 		}
-		if len(s.latencies) != o.changes {
-			t.Errorf("%s: %d change latencies, want %d", v.key, len(s.latencies), o.changes)
+		if len(s.latency.total) != o.changes {
+			t.Errorf("%s: %d change latencies, want %d", v.key, len(s.latency.total), o.changes)
 		}
 		if v.key >= "D" && !strings.Contains(res.table, "| no-op resync after a restart: 0 writes (issue 14, kept) | "+v.key+" |") {
 			t.Errorf("table has no target rows for %s", v.key)
@@ -66,6 +66,20 @@ func TestBenchRuns(t *testing.T) {
 				t.Errorf("raw floor: %d writes, want %d (3 applies and 1 status update per parent)", s.converge.writes, want)
 			}
 			continue
+		}
+		if len(s.latency.traces) != o.changes {
+			t.Errorf("%s: %d change traces, want %d", v.key, len(s.latency.traces), o.changes)
+		}
+		for _, tr := range s.latency.traces {
+			if tr.start <= 0 || tr.work <= 0 || tr.seen < tr.start {
+				t.Errorf("%s: change trace %+v: a reconcile began after the write and children were seen after it began", v.key, tr)
+			}
+		}
+		if len(s.ownWrites) != o.writes {
+			t.Fatalf("%s: %d own-write changes, want %d", v.key, len(s.ownWrites), o.writes)
+		}
+		if ow := s.ownWrites[0]; ow.reconciles < 1 || ow.first.writes < 3 {
+			t.Errorf("%s: a change caused %d reconciles, the first writing %d times; want at least one, writing the three children", v.key, ow.reconciles, ow.first.writes)
 		}
 		if s.resync.writes != s.resyncServer {
 			t.Errorf("%s resync: client counted %d writes, API server %d", v.key, s.resync.writes, s.resyncServer)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -24,17 +25,22 @@ type observer struct {
 	cache cache.Cache
 	stop  context.CancelFunc
 
-	mu        sync.Mutex
-	ready     map[string]bool
-	children  map[string]map[string]bool // kind -> names
-	converged chan struct{}
-	pending   map[string]*pendingChange
+	mu         sync.Mutex
+	ready      map[string]bool
+	readyCount int
+	children   map[string]map[string]bool // kind -> names
+	converged  chan struct{}
+	pending    map[string]*pendingChange
 }
 
 type pendingChange struct {
 	want string
+	gen  int64 // the Widget's generation after the change
 	seen map[string]bool
 	done chan struct{}
+	// parentSeen is when the watch saw the Widget at gen, childrenSeen
+	// when it saw the last of the three children carry want.
+	parentSeen, childrenSeen time.Time
 }
 
 var childKinds = []string{"ConfigMap", "Secret", "Service"}
@@ -91,7 +97,18 @@ func (o *observer) seen(obj any) {
 	switch x := obj.(type) {
 	case *widget.Widget:
 		c := apimeta.FindStatusCondition(x.Status.Conditions, "Ready")
-		o.ready[x.Name] = c != nil && c.Status == metav1.ConditionTrue && x.Status.ObservedGeneration == x.Generation
+		ready := c != nil && c.Status == metav1.ConditionTrue && x.Status.ObservedGeneration == x.Generation
+		if ready != o.ready[x.Name] {
+			o.ready[x.Name] = ready
+			if ready {
+				o.readyCount++
+			} else {
+				o.readyCount--
+			}
+		}
+		if p := o.pending[x.Name]; p != nil && p.parentSeen.IsZero() && x.Generation >= p.gen {
+			p.parentSeen = time.Now()
+		}
 	case client.Object:
 		k := kindOf(x)
 		if k == "" {
@@ -102,6 +119,7 @@ func (o *observer) seen(obj any) {
 			if v, ok := sizeOf(x); ok && v == p.want && !p.seen[k] {
 				p.seen[k] = true
 				if len(p.seen) == len(childKinds) {
+					p.childrenSeen = time.Now()
 					close(p.done)
 					delete(o.pending, x.GetName())
 				}
@@ -117,13 +135,10 @@ func (o *observer) checkConverged() {
 		return
 	default:
 	}
-	ready := 0
-	for _, r := range o.ready {
-		if r {
-			ready++
-		}
-	}
-	if ready < o.n {
+	// Counted as events arrive: a scan of every parent per event would
+	// make the observer's own cost grow with N², in the same process as
+	// the controller it times.
+	if o.readyCount < o.n {
 		return
 	}
 	for _, k := range childKinds {
@@ -134,12 +149,20 @@ func (o *observer) checkConverged() {
 	close(o.converged)
 }
 
-// expect registers that the children of Widget name will carry want; the
-// channel closes when all three do.
-func (o *observer) expect(name, want string) <-chan struct{} {
+// expect registers that Widget name will be at generation gen and its
+// children will carry want; done closes when all three do.
+func (o *observer) expect(name string, gen int64, want string) *pendingChange {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	p := &pendingChange{want: want, seen: map[string]bool{}, done: make(chan struct{})}
+	p := &pendingChange{want: want, gen: gen, seen: map[string]bool{}, done: make(chan struct{})}
 	o.pending[name] = p
-	return p.done
+	return p
+}
+
+// times returns when p's parent and children were seen (under the
+// observer's lock: the watch sets them).
+func (o *observer) times(p *pendingChange) (parent, children time.Time) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return p.parentSeen, p.childrenSeen
 }

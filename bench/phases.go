@@ -117,10 +117,15 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 	}
 
 	// Change latency, one parent after the other.
-	s.latencies, err = e.changes(ctx, obs, parents, func(ctx context.Context, w, before *widget.Widget) error {
+	s.latency, err = e.changes(ctx, obs, m, parents, func(ctx context.Context, w, before *widget.Widget) error {
 		return e.admin.Patch(ctx, w, client.MergeFrom(before))
 	})
 	if err != nil {
+		return s, err
+	}
+
+	// Reconciles per change, and what each costs.
+	if s.ownWrites, err = e.ownWrites(ctx, m, parents); err != nil {
 		return s, err
 	}
 
@@ -173,7 +178,7 @@ func (e *env) measureRaw(ctx context.Context, obs *observer, parents []*widget.W
 		return s, err
 	}
 	s.convergeServer = w1 - w0
-	s.latencies, err = e.changes(ctx, obs, parents, func(ctx context.Context, w, _ *widget.Widget) error {
+	s.latency, err = e.changes(ctx, obs, nil, parents, func(ctx context.Context, w, _ *widget.Widget) error {
 		return rawChange(ctx, c, w)
 	})
 	return s, err
@@ -263,33 +268,6 @@ func metaItems(l client.ObjectList) ([]metav1.Object, error) {
 	return out, nil
 }
 
-// changes changes the size of o.changes parents spread over the list, one
-// after the other, and returns, for each, the time from the write until its
-// three children carried the new value (as a watch sees them).
-func (e *env) changes(ctx context.Context, obs *observer, parents []*widget.Widget, change func(ctx context.Context, w, before *widget.Widget) error) ([]time.Duration, error) {
-	k := min(e.o.changes, len(parents))
-	var out []time.Duration
-	for i := range k {
-		p := parents[i*len(parents)/k]
-		w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
-		if err := e.admin.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
-			return nil, err
-		}
-		before := w.DeepCopyObject().(*widget.Widget)
-		w.Spec.Size += 100
-		done := obs.expect(w.Name, wantValue(w.Spec.Size))
-		started := time.Now()
-		if err := change(ctx, w, before); err != nil {
-			return nil, err
-		}
-		if err := waitClosed(ctx, done, time.Minute, "change of "+w.Name); err != nil {
-			return nil, err
-		}
-		out = append(out, time.Since(started))
-	}
-	return out, nil
-}
-
 // running is one started manager.
 type running struct {
 	mgr     manager.Manager
@@ -325,6 +303,7 @@ func (e *env) startManager(ctx context.Context, ns string, strip bool, v variant
 		return nil, err
 	}
 	act := newActivity(name)
+	act.traffic = t
 	if err := v.setup(mgr, name, act); err != nil {
 		return nil, err
 	}

@@ -67,17 +67,8 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 			intCell(s, func(x sample) int64 { return x.resyncChanged }))
 	}
 
-	p("\n## Change latency\n\n")
-	p("%d parents per round get a new spec.size, one after the other; from the write until a watch sees all three children carry it. "+
-		"For A, the client writes the three children itself.\n\n", min(o.changes, base.n))
-	p("| variant | p50 | p99 |\n|---|---:|---:|\n")
-	for _, v := range vs {
-		s := samples[v.key]
-		p("| %s | %s | %s |\n", name(v),
-			durCell(s, func(x sample) time.Duration { return quantile(x.latencies, 0.50) }),
-			durCell(s, func(x sample) time.Duration { return quantile(x.latencies, 0.99) }))
-	}
-
+	latencySection(p, vs, base, o)
+	ownWritesSection(p, vs, base)
 	heapSection(p, vs, base)
 
 	p("\n## One reconcile of a converged parent (Go benchmark)\n\n")

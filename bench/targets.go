@@ -39,7 +39,7 @@ func targets(p func(string, ...any), points []point) {
 		return median(xs)
 	}
 	wall := func(x sample) float64 { return float64(x.convergeWall) }
-	p99 := func(x sample) float64 { return float64(quantile(x.latencies, 0.99)) }
+	p99 := func(x sample) float64 { return float64(quantile(x.latency.total, 0.99)) }
 	heap := func(key string) float64 {
 		all := heapReadings(samples[key])
 		if len(all) == 0 {

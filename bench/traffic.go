@@ -28,6 +28,51 @@ type traffic struct {
 	// whether it is a list or a watch), for -v.
 	mu      sync.Mutex
 	latency map[string]*latencySum
+	// sent lists each request (not event writes) as "VERB resource",
+	// while logging is on.
+	logging atomic.Bool
+	sent    []string
+}
+
+// logRequests starts listing each request.
+func (t *traffic) logRequests() {
+	t.mu.Lock()
+	t.sent = t.sent[:0]
+	t.mu.Unlock()
+	t.logging.Store(true)
+}
+
+// requestsSince returns the requests listed after the first n, as
+// "VERB resource" (a subresource after a slash).
+func (t *traffic) requestsSince(n int64) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n >= int64(len(t.sent)) {
+		return nil
+	}
+	return slices.Clone(t.sent[n:])
+}
+
+// describe names a request by its verb and resource: "PATCH
+// widgets/status", "GET configmaps".
+func describe(r *http.Request) string {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	resource := ""
+	// .../namespaces/<ns>/<resource>[/<name>[/<subresource>]]
+	for i := 0; i+2 < len(parts); i++ {
+		if parts[i] == "namespaces" {
+			resource = parts[i+2]
+			if i+4 < len(parts) {
+				resource += "/" + parts[i+4]
+			}
+			break
+		}
+	}
+	verb := r.Method
+	if r.Method == http.MethodPatch && r.Header.Get("Content-Type") == "application/apply-patch+yaml" {
+		verb = "APPLY"
+	}
+	return verb + " " + resource
 }
 
 type latencySum struct {
@@ -74,6 +119,10 @@ func (c trafficCount) sub(o trafficCount) trafficCount {
 	return trafficCount{c.requests - o.requests, c.writes - o.writes, c.events - o.events}
 }
 
+func (c trafficCount) add(o trafficCount) trafficCount {
+	return trafficCount{c.requests + o.requests, c.writes + o.writes, c.events + o.events}
+}
+
 // counted returns a copy of cfg with unlimited client QPS whose requests
 // are counted.
 func counted(cfg *rest.Config) (*rest.Config, *traffic) {
@@ -90,6 +139,12 @@ func counted(cfg *rest.Config) (*rest.Config, *traffic) {
 			default:
 				t.requests.Add(1)
 				t.writes.Add(1)
+			}
+			if t.logging.Load() && !strings.Contains(r.URL.Path, "/events") {
+				d := describe(r)
+				t.mu.Lock()
+				t.sent = append(t.sent, d)
+				t.mu.Unlock()
 			}
 			if r.URL.Query().Get("watch") == "true" {
 				return rt.RoundTrip(r)
