@@ -8,6 +8,7 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
+	github.com/google/pprof v0.0.0-20250403155104-27863c87afa6
 	github.com/kopgo/kopgo v0.0.0-00010101000000-000000000000
 	gonum.org/v1/plot v0.17.0
 	k8s.io/api v0.37.1

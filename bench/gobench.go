@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -24,12 +26,9 @@ func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n int, p *
 		return goBench{}, err
 	}
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}
-	if e.o.profile != "" {
-		stop, err := startProfile(e.o.profile, fmt.Sprintf("%s-%d", v.key, n))
-		if err != nil {
-			return goBench{}, err
-		}
-		defer stop()
+	prof, err := startProfile()
+	if err != nil {
+		return goBench{}, err
 	}
 	var ferr error
 	var counts trafficCount
@@ -55,53 +54,76 @@ func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n int, p *
 		b.ReportMetric(float64(counts.requests)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(counts.writes)/float64(b.N), "writes/op")
 	})
+	prof.stop()
 	if ferr != nil {
 		return goBench{}, fmt.Errorf("go benchmark: %w", ferr)
 	}
 	if res.N == 0 {
 		return goBench{}, errors.New("go benchmark did not run")
 	}
-	return goBench{
+	gb := goBench{
 		nsPerOp: float64(res.NsPerOp()), allocsPerOp: float64(res.AllocsPerOp()), bytesPerOp: float64(res.AllocedBytesPerOp()),
 		requestsPerOp: res.Extra["requests/op"], writesPerOp: res.Extra["writes/op"],
-	}, nil
+	}
+	if e.o.profile != "" {
+		if err := prof.write(e.o.profile, fmt.Sprintf("%s-%d", v.key, n)); err != nil {
+			return goBench{}, err
+		}
+	}
+	if gb.cpuTop, err = topOf(prof.cpu.Bytes(), nil, "cpu", 5); err != nil {
+		return goBench{}, fmt.Errorf("cpu profile: %w", err)
+	}
+	if gb.allocTop, err = topOf(prof.allocs.Bytes(), prof.allocsBase.Bytes(), "alloc_objects", 5); err != nil {
+		return goBench{}, fmt.Errorf("allocation profile: %w", err)
+	}
+	return gb, nil
 }
 
-// startProfile starts a CPU profile and returns a function that stops it
-// and writes the allocation profile, both into dir named after the variant.
-// The allocation profile counts from the program's start: the one written
-// before (<variant>.allocs.base.pprof) is its -base for go tool pprof.
-func startProfile(dir, key string) (func(), error) {
+// profiles are the CPU and allocation profiles of one Go benchmark, in
+// memory.
+type profiles struct {
+	cpu, allocsBase, allocs bytes.Buffer
+}
+
+// startProfile starts a CPU profile and takes the allocation profile so
+// far (the later one's base: it counts from the program's start).
+func startProfile() (*profiles, error) {
+	p := &profiles{}
+	if err := writeAllocs(&p.allocsBase); err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(&p.cpu); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// stop stops the CPU profile and takes the allocation profile.
+func (p *profiles) stop() {
+	pprof.StopCPUProfile()
+	if err := writeAllocs(&p.allocs); err != nil {
+		logf("profile: %v", err)
+	}
+}
+
+// write writes the profiles into dir, named after key:
+// <key>.cpu.pprof, <key>.allocs.pprof and its base <key>.allocs.base.pprof
+// (go tool pprof -base).
+func (p *profiles) write(dir, key string) error {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, err
+		return err
 	}
-	writeAllocs(filepath.Join(dir, key+".allocs.base.pprof"))
-	cpu, err := os.Create(filepath.Join(dir, key+".cpu.pprof"))
-	if err != nil {
-		return nil, err
+	for name, b := range map[string]*bytes.Buffer{"cpu": &p.cpu, "allocs.base": &p.allocsBase, "allocs": &p.allocs} {
+		if err := os.WriteFile(filepath.Join(dir, key+"."+name+".pprof"), b.Bytes(), 0o644); err != nil { //nolint:gosec // profiles, meant to be read
+			return err
+		}
 	}
-	if err := pprof.StartCPUProfile(cpu); err != nil {
-		_ = cpu.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		_ = cpu.Close()
-		writeAllocs(filepath.Join(dir, key+".allocs.pprof"))
-	}, nil
+	return nil
 }
 
-func writeAllocs(path string) {
-	runtime.GC()              // the profile shows allocations up to the last GC
-	f, err := os.Create(path) //nolint:gosec // a path from the command line
-	if err != nil {
-		logf("profile: %v", err)
-		return
-	}
-	defer f.Close()
-	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
-		logf("profile: %v", err)
-	}
+func writeAllocs(w io.Writer) error {
+	runtime.GC() // the profile shows allocations up to the last GC
+	return pprof.Lookup("allocs").WriteTo(w, 0)
 }
 
 // startCPUProfile starts a CPU profile written to dir/name.pprof and

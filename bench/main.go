@@ -297,6 +297,8 @@ type sample struct {
 // goBench is the Go benchmark of one variant.
 type goBench struct {
 	nsPerOp, allocsPerOp, bytesPerOp, requestsPerOp, writesPerOp float64
+	// cpuTop and allocTop are the profile's top functions (see topOf).
+	cpuTop, allocTop []profileEntry
 }
 
 type env struct {

@@ -81,6 +81,7 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 		}
 		p("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", name(v), gb.nsPerOp, gb.allocsPerOp, gb.bytesPerOp, gb.requestsPerOp, gb.writesPerOp)
 	}
+	profileSection(p, vs, benches)
 	scaleSection(p, vs, points, o)
 	targets(p, points)
 	return b.String()
@@ -348,4 +349,28 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// profileSection renders the top five of each Go benchmark's CPU and
+// allocation profiles.
+func profileSection(p func(string, ...any), vs []variant, benches map[string]goBench) {
+	p("\n## Where one converged reconcile's time and allocations go\n\n")
+	p("The Go benchmark's CPU profile and allocation profile (allocated objects during the benchmark), each sample charged to the innermost " +
+		"function that is not the runtime's, so that a function's share includes the allocation and garbage collection it caused; the garbage " +
+		"collector's own work and the scheduler are \"runtime\". The whole process is sampled (its informers are idle). Top five, share of the total.\n\n")
+	p("| variant | CPU | allocations |\n|---|---|---|\n")
+	list := func(es []profileEntry) string {
+		out := make([]string, len(es))
+		for i, e := range es {
+			out[i] = fmt.Sprintf("%.0f%% `%s`", 100*e.share, e.function)
+		}
+		return strings.Join(out, "<br>")
+	}
+	for _, v := range vs {
+		gb, ok := benches[v.key]
+		if !ok || v.key == "B" {
+			continue
+		}
+		p("| %s %s | %s | %s |\n", v.key, v.name, list(gb.cpuTop), list(gb.allocTop))
+	}
 }
