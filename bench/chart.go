@@ -12,17 +12,18 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
-// drawChart draws the Scale section's converge time and heap per parent
-// against N, one line per variant, side by side, as a PNG at path.
+// drawChart draws the Scale section's converge wall time, the process's
+// CPU time during the converge and heap per parent against N, one line
+// per variant, side by side, as a PNG at path.
 func drawChart(path string, vs []variant, points []point) error {
-	figs := scaleFigures()
 	panels := []struct {
 		fig   scaleFigure
 		title string
 		y     string
 	}{
-		{figs[0], "Converge from empty, per parent", "wall time per parent (ms)"},
-		{figs[2], "Heap per parent", "KiB per parent"},
+		{figure("wall"), "Converge from empty: wall time", "ms per parent"},
+		{figure("cpu"), "Converge from empty: CPU of the operator process", "ms per parent"},
+		{figure("heap"), "Heap per parent", "KiB per parent"},
 	}
 	row := make([]*plot.Plot, len(panels))
 	for i, pn := range panels {
@@ -63,7 +64,7 @@ func drawChart(path string, vs []variant, points []point) error {
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
 		row[i] = p
 	}
-	img := vgimg.NewWith(vgimg.UseWH(vg.Points(960), vg.Points(400)), vgimg.UseDPI(96))
+	img := vgimg.NewWith(vgimg.UseWH(vg.Points(1260), vg.Points(420)), vgimg.UseDPI(96))
 	tiles := draw.Tiles{Rows: 1, Cols: len(row), PadX: vg.Points(24), PadTop: vg.Points(8), PadBottom: vg.Points(8), PadLeft: vg.Points(8), PadRight: vg.Points(8)}
 	canvases := plot.Align([][]*plot.Plot{row}, tiles, draw.New(img))
 	for i, p := range row {

@@ -283,15 +283,20 @@ func wrapKopgo[T client.Object](a *activity, r reconciler.Reconciler[T]) reconci
 
 // sample is what one round measured of one variant at one N.
 type sample struct {
-	convergeWall                time.Duration
-	converge                    trafficCount
-	convergeServer              int64
-	resyncWall                  time.Duration
-	resync                      trafficCount
-	resyncServer, resyncChanged int64
-	latency                     latencySample
-	ownWrites                   []ownWrite
-	heap                        heapSample
+	convergeWall time.Duration
+	converge     trafficCount
+	// convergeCPU is the CPU time this process (controller, watch,
+	// clients) used from the start until idle; convergeWriteMean the mean
+	// time of a write request meanwhile (the API server's answer time as
+	// the client sees it).
+	convergeCPU, convergeWriteMean time.Duration
+	convergeServer                 int64
+	resyncWall                     time.Duration
+	resync                         trafficCount
+	resyncServer, resyncChanged    int64
+	latency                        latencySample
+	ownWrites                      []ownWrite
+	heap                           heapSample
 }
 
 // goBench is the Go benchmark of one variant.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -51,6 +52,7 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 			return s, err
 		}
 	}
+	cpu0 := processCPU()
 	m, err := e.startManager(ctx, ns, false, v, name("converge"))
 	if err != nil {
 		stopProfile()
@@ -71,6 +73,7 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 		return s, err
 	}
 	s.converge = m.traffic.snapshot()
+	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, m.traffic.writeMean()
 	if e.o.verbose {
 		logf("%s idle: %s; requests %d, writes %d, events %d; %s", v.key, m.act.summary(), s.converge.requests, s.converge.writes, s.converge.events, m.traffic.latencies())
 	}
@@ -162,6 +165,7 @@ func (e *env) measureRaw(ctx context.Context, obs *observer, parents []*widget.W
 	if err != nil {
 		return s, err
 	}
+	cpu0 := processCPU()
 	started := time.Now()
 	if err := parallel(ctx, workers, len(parents), func(ctx context.Context, i int) error {
 		return rawWrite(ctx, c, parents[i].DeepCopyObject().(*widget.Widget))
@@ -173,6 +177,7 @@ func (e *env) measureRaw(ctx context.Context, obs *observer, parents []*widget.W
 	}
 	s.convergeWall = time.Since(started)
 	s.converge = t.snapshot()
+	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, t.writeMean()
 	w1, err := serverWrites(ctx, e.cs)
 	if err != nil {
 		return s, err
@@ -331,4 +336,13 @@ func (e *env) startManager(ctx context.Context, ns string, strip bool, v variant
 func (a *activity) waitQuietAgain(ctx context.Context) error {
 	_, err := a.waitQuiet(ctx, 0)
 	return err
+}
+
+// processCPU returns the CPU time (user and system) this process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

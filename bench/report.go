@@ -178,9 +178,11 @@ func joinN(points []point, f func(point) string) string {
 // chart.
 func scaleSection(p func(string, ...any), vs []variant, points []point, o options) {
 	p("\n## Scale\n\n")
-	p("Per-parent cost at each N (medians over that N's rounds): converge wall time and requests divided by N, heap per parent as above, " +
-		"and one reconcile of a converged parent (the Go benchmark, first round at each N). The last column is the largest N's figure over the smallest's: " +
-		"a cost that does not grow with N stays near 1.\n\n")
+	p("Per-parent cost at each N (medians over that N's rounds): converge wall time, this process's CPU time (the controller, its clients and the " +
+		"watch that times it; the API server and etcd are other processes) and requests divided by N, the mean time the API server took to answer a " +
+		"write, heap per parent as above, and one reconcile of a converged parent (the Go benchmark, first round at each N). The last column is the " +
+		"largest N's figure over the smallest's: a cost that does not grow with N stays near 1. Wall time also grows when the API server answers more " +
+		"slowly (the floor, A, shows how much); CPU per parent, requests per parent and the reconcile's time grow only with work the controller does.\n\n")
 	if o.chart != "" && o.out != "" {
 		if rel, err := filepath.Rel(filepath.Dir(o.out), o.chart); err == nil {
 			p("![Converge time and heap per parent against N](%s)\n\n", filepath.ToSlash(rel))
@@ -222,8 +224,8 @@ func scaleSection(p func(string, ...any), vs []variant, points []point, o option
 
 // scaleFigure is one per-parent figure of the Scale section and the chart.
 type scaleFigure struct {
-	title, format string
-	value         func(point, variant) (float64, bool)
+	key, title, format string
+	value              func(point, variant) (float64, bool)
 }
 
 func scaleFigures() []scaleFigure {
@@ -240,13 +242,19 @@ func scaleFigures() []scaleFigure {
 		return median(xs), true
 	}
 	return []scaleFigure{
-		{title: "converge wall per parent (ms)", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+		{key: "wall", title: "converge wall per parent (ms)", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
 			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeWall) / float64(pt.n) / 1e6 })
 		}},
-		{title: "converge requests per parent", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+		{key: "cpu", title: "converge CPU of this process per parent (ms)", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeCPU) / float64(pt.n) / 1e6 })
+		}},
+		{key: "writeMean", title: "converge: mean time of a write request (ms)", format: "%.1f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeWriteMean) / 1e6 })
+		}},
+		{key: "requests", title: "converge requests per parent", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
 			return med(pt, v.key, func(x sample) float64 { return float64(x.converge.requests) / float64(pt.n) })
 		}},
-		{title: "heap per parent (KiB)", format: "%.1f", value: func(pt point, v variant) (float64, bool) {
+		{key: "heap", title: "heap per parent (KiB)", format: "%.1f", value: func(pt point, v variant) (float64, bool) {
 			if v.setup == nil {
 				return 0, false
 			}
@@ -256,7 +264,7 @@ func scaleFigures() []scaleFigure {
 			}
 			return median(all) / 1024, true
 		}},
-		{title: "one reconcile of a converged parent (µs)", format: "%.0f", value: func(pt point, v variant) (float64, bool) {
+		{key: "reconcile", title: "one reconcile of a converged parent (µs)", format: "%.0f", value: func(pt point, v variant) (float64, bool) {
 			gb, ok := pt.benches[v.key]
 			return gb.nsPerOp / 1e3, ok
 		}},
@@ -373,4 +381,14 @@ func profileSection(p func(string, ...any), vs []variant, benches map[string]goB
 		}
 		p("| %s %s | %s | %s |\n", v.key, v.name, list(gb.cpuTop), list(gb.allocTop))
 	}
+}
+
+// figure returns the scale figure named key.
+func figure(key string) scaleFigure {
+	for _, f := range scaleFigures() {
+		if f.key == key {
+			return f
+		}
+	}
+	panic("no scale figure " + key)
 }

@@ -97,6 +97,26 @@ func (t *traffic) observe(kind string, d time.Duration) {
 	l.max = max(l.max, d)
 }
 
+// writeMean returns the mean time of the write requests (event writes
+// apart), 0 when there were none.
+func (t *traffic) writeMean() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var n int
+	var sum time.Duration
+	for k, l := range t.latency {
+		switch k {
+		case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:
+			n += l.n
+			sum += l.sum
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
 // latencies describes the requests' times per kind.
 func (t *traffic) latencies() string {
 	t.mu.Lock()
