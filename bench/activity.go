@@ -36,7 +36,7 @@ type activity struct {
 type reconcileEvent struct {
 	name       string
 	begin, end time.Time
-	at         trafficCount
+	at, atEnd  trafficCount
 }
 
 func newActivity(controller string) *activity {
@@ -63,12 +63,16 @@ func (a *activity) begin(name string) int {
 }
 
 func (a *activity) end(i int) {
+	var at trafficCount
+	if a.traffic != nil {
+		at = a.traffic.snapshot()
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.inflight--
 	a.last = time.Now()
 	if i >= 0 && i < len(a.log) {
-		a.log[i].end = a.last
+		a.log[i].end, a.log[i].atEnd = a.last, at
 	}
 }
 

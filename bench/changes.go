@@ -35,6 +35,10 @@ type changeTrace struct {
 	// began its reconciler's code; work: how long that code ran; seen:
 	// until the watch saw all three children carry the new value.
 	parent, start, work, seen time.Duration
+	// waited is the time the client waited for the API server while
+	// that code ran (every request of the process meanwhile, watches and
+	// event writes apart): work less waited is the client's own time.
+	waited time.Duration
 	// busy is how many reconciles of other parents were running when
 	// the write was sent.
 	busy int
@@ -110,6 +114,7 @@ func (e *env) changes(ctx context.Context, obs *observer, m *running, parents []
 				tr.start = ev.begin.Sub(pt.started)
 				if !ev.end.IsZero() {
 					tr.work = ev.end.Sub(ev.begin)
+					tr.waited = ev.atEnd.waited - ev.at.waited
 				}
 				break
 			}

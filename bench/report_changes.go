@@ -24,10 +24,10 @@ func latencySection(p func(string, ...any), vs []variant, pt point, o options) {
 	}
 	p("\nWhere the time goes (every round's changes together, p50 / p99 of each step, each from the write): the watch sees the parent's new generation; " +
 		"the first reconcile of that parent begins the reconciler's code (for kopgo, the user's Reconcile, after the loop's read and status snapshot); " +
-		"that code ends (the applies sent); the watch sees the three children. Loop's own time: controller-runtime's mean reconcile time less the mean " +
+		"that code ends (the applies sent; the time the client waited for the API server's answers meanwhile is shown apart); the watch sees the three children. Loop's own time: controller-runtime's mean reconcile time less the mean " +
 		"time of the reconciler's code, over the same reconciles (kopgo's status write falls in it). The slowest change is shown step by step.\n\n")
-	p("| variant | parent seen | reconcile begins | its code takes | children seen | loop's own time per reconcile | slowest change: parent, begins, code, seen | reconciles of others running at a write |\n" +
-		"|---|---:|---:|---:|---:|---:|---|---:|\n")
+	p("| variant | parent seen | reconcile begins | its code takes | of which waiting on the API server | children seen | loop's own time per reconcile | slowest change: parent, begins, code, seen | reconciles of others running at a write |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---|---:|\n")
 	for _, v := range vs {
 		var trs []changeTrace
 		var crT, userT time.Duration
@@ -52,10 +52,11 @@ func latencySection(p func(string, ...any), vs []variant, pt point, o options) {
 		}
 		slow := slices.MaxFunc(trs, func(a, b changeTrace) int { return int(a.seen - b.seen) })
 		busy := slices.MaxFunc(trs, func(a, b changeTrace) int { return a.busy - b.busy }).busy
-		p("| %s %s | %s | %s | %s | %s | %s | %s, %s, %s, %s | %d |\n", v.key, v.name,
+		p("| %s %s | %s | %s | %s | %s | %s | %s | %s, %s, %s, %s | %d |\n", v.key, v.name,
 			q(func(t changeTrace) time.Duration { return t.parent }),
 			q(func(t changeTrace) time.Duration { return t.start }),
 			q(func(t changeTrace) time.Duration { return t.work }),
+			q(func(t changeTrace) time.Duration { return t.waited }),
 			q(func(t changeTrace) time.Duration { return t.seen }),
 			own, fmtDur(slow.parent), fmtDur(slow.start), fmtDur(slow.work), fmtDur(slow.seen), busy)
 	}

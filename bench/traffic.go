@@ -23,6 +23,9 @@ import (
 // kopgo's controllers record events, the baselines do not).
 type traffic struct {
 	requests, writes, events atomic.Int64
+	// waited sums the time of every request that is not a watch or an
+	// event write, in nanoseconds.
+	waited atomic.Int64
 
 	// latency sums the time of each kind of request (method, and for a GET
 	// whether it is a list or a watch), for -v.
@@ -129,18 +132,21 @@ func (t *traffic) latencies() string {
 	return strings.Join(out, "; ")
 }
 
-type trafficCount struct{ requests, writes, events int64 }
+type trafficCount struct {
+	requests, writes, events int64
+	waited                   time.Duration
+}
 
 func (t *traffic) snapshot() trafficCount {
-	return trafficCount{t.requests.Load(), t.writes.Load(), t.events.Load()}
+	return trafficCount{t.requests.Load(), t.writes.Load(), t.events.Load(), time.Duration(t.waited.Load())}
 }
 
 func (c trafficCount) sub(o trafficCount) trafficCount {
-	return trafficCount{c.requests - o.requests, c.writes - o.writes, c.events - o.events}
+	return trafficCount{c.requests - o.requests, c.writes - o.writes, c.events - o.events, c.waited - o.waited}
 }
 
 func (c trafficCount) add(o trafficCount) trafficCount {
-	return trafficCount{c.requests + o.requests, c.writes + o.writes, c.events + o.events}
+	return trafficCount{c.requests + o.requests, c.writes + o.writes, c.events + o.events, c.waited + o.waited}
 }
 
 // counted returns a copy of cfg with unlimited client QPS whose requests
@@ -178,7 +184,11 @@ func counted(cfg *rest.Config) (*rest.Config, *traffic) {
 			}
 			start := time.Now()
 			resp, err := rt.RoundTrip(r)
-			t.observe(kind, time.Since(start))
+			took := time.Since(start)
+			t.observe(kind, took)
+			if !strings.Contains(r.URL.Path, "/events") {
+				t.waited.Add(int64(took))
+			}
 			return resp, err
 		})
 	}
