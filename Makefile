@@ -126,19 +126,34 @@ $(CONTROLLER_GEN):
 
 # Each example's API types and RBAC markers; controller-gen writes the
 # deepcopy functions next to the types, and the CRD and RBAC manifests under
-# the example's config/.
-EXAMPLES_GEN := webapp kubebuilder echoserver
+# the example's config/. An example with a PROJECT file is a kubebuilder
+# project and gets kubebuilder's paths and names (`make manifests generate`
+# in a scaffolded project): CRDs in config/crd/bases, the ClusterRole
+# manager-role in config/rbac/role.yaml, beside the kustomize files. The
+# CronJob API of the kubebuilder migration guide (docs/kubebuilder) gets its
+# deepcopy functions and CRD the same way.
+EXAMPLES_GEN := webapp kubebuilder echoserver database
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen.
+generate: $(CONTROLLER_GEN) ## Generate the examples' and the guide's deepcopy code, CRDs and RBAC with controller-gen.
 	@for e in $(EXAMPLES_GEN); do \
 		[ -d examples/$$e/api ] || continue; \
 		echo "controller-gen examples/$$e"; \
-		rm -rf examples/$$e/config/crd examples/$$e/config/rbac; \
-		$(CONTROLLER_GEN) object \
-			crd:crdVersions=v1 rbac:roleName=$$e-operator paths=./examples/$$e/... \
-			output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		if [ -f examples/$$e/PROJECT ]; then \
+			rm -rf examples/$$e/config/crd/bases examples/$$e/config/rbac/role.yaml; \
+			$(CONTROLLER_GEN) object \
+				crd:crdVersions=v1 rbac:roleName=manager-role paths=./examples/$$e/... \
+				output:crd:artifacts:config=examples/$$e/config/crd/bases output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		else \
+			rm -rf examples/$$e/config/crd examples/$$e/config/rbac; \
+			$(CONTROLLER_GEN) object \
+				crd:crdVersions=v1 rbac:roleName=$$e-operator paths=./examples/$$e/... \
+				output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
+		fi; \
 	done
+	@echo "controller-gen docs/kubebuilder"
+	@rm -rf docs/kubebuilder/config/crd
+	@$(CONTROLLER_GEN) object crd:crdVersions=v1 paths=./docs/kubebuilder/api/... output:crd:artifacts:config=docs/kubebuilder/config/crd/bases
 
 DEMO_FLAGS ?=
 

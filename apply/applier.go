@@ -3,6 +3,8 @@ package apply
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -37,16 +39,22 @@ var (
 
 // Result is what one [Applier.Apply] did.
 type Result struct {
-	// Outcome is Created, Updated or Unchanged.
+	// Outcome is Created, Updated or Unchanged; the zero Outcome (none of
+	// them) when the apply failed.
 	Outcome Outcome
 	// Requests is the number of API requests the apply sent: 0 when the
-	// cache proved the object unchanged, 1 otherwise (more only if client-go
-	// retried, as after a 429).
+	// cache proved the object unchanged, 1 otherwise; 2 for the first apply
+	// of an object with a controller reference that the Applier cannot see
+	// in a cache (a GET first, see the package documentation on
+	// ownership), and for a refused or undone takeover (a dry run, or the
+	// apply that undoes it); more only if client-go retried, as after a
+	// 429. Set for a failed apply too.
 	Requests int
 
-	sent *unstructured.Unstructured // the server's answer
-	live client.Object              // the cache's copy, when nothing was sent
-	gvk  schema.GroupVersionKind    // live's kind
+	sent   *unstructured.Unstructured // the server's answer
+	live   client.Object              // the cache's copy, when nothing was sent
+	gvk    schema.GroupVersionKind    // live's kind
+	scheme *runtime.Scheme            // for Into's check of its object's kind
 }
 
 // Object returns the object after the apply: the server's answer, or, when
@@ -73,6 +81,50 @@ func (r Result) Object() *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: m}
 	u.SetGroupVersionKind(r.gvk)
 	return u
+}
+
+// Into sets obj to the object after the apply, as [Result.Object] returns
+// it, in obj's own form: a typed object of the result's kind (such as
+// *appsv1.Deployment), or an *unstructured.Unstructured. When nothing was
+// sent and the cache holds the kind typed, that is a deep copy of the
+// cache's copy, without the conversions to unstructured and back that
+// Object and a scheme's Convert would cost. obj is the caller's. Into fails
+// for a failed apply, and for an obj of another kind.
+func (r Result) Into(obj client.Object) error {
+	gvk := r.gvk
+	if r.sent != nil {
+		gvk = r.sent.GroupVersionKind()
+	}
+	if _, ok := obj.(*unstructured.Unstructured); !ok && r.scheme != nil && (r.sent != nil || r.live != nil) {
+		if kinds, _, err := r.scheme.ObjectKinds(obj); err == nil && !slices.ContainsFunc(kinds, func(k schema.GroupVersionKind) bool { return k.GroupKind() == gvk.GroupKind() }) {
+			return fmt.Errorf("result is a %s, not a %s (%T)", gvk.Kind, kinds[0].Kind, obj)
+		}
+	}
+	switch {
+	case r.sent != nil:
+		if u, ok := obj.(*unstructured.Unstructured); ok {
+			r.sent.DeepCopyInto(u)
+			return nil
+		}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(r.sent.Object, obj); err != nil {
+			return fmt.Errorf("result of %s %s into %T: %w", r.sent.GetKind(), r.sent.GetName(), obj, err)
+		}
+		obj.GetObjectKind().SetGroupVersionKind(r.sent.GroupVersionKind())
+		return nil
+	case r.live == nil:
+		return fmt.Errorf("no object: the apply failed")
+	}
+	dst, src := reflect.ValueOf(obj), reflect.ValueOf(r.live)
+	if dst.Type() == src.Type() {
+		dst.Elem().Set(reflect.ValueOf(r.live.DeepCopyObject()).Elem())
+		obj.GetObjectKind().SetGroupVersionKind(r.gvk)
+		return nil
+	}
+	u := r.Object()
+	if u == nil {
+		return fmt.Errorf("result of %s %s: cannot convert the cached %T", r.gvk.Kind, r.live.GetName(), r.live)
+	}
+	return Result{sent: u, scheme: r.scheme}.Into(obj)
 }
 
 // Applier applies desired state with server-side apply, and sends nothing
@@ -113,6 +165,9 @@ func New(cfg *rest.Config, fieldOwner string, opts ...ApplierOption) (*Applier, 
 	for _, o := range opts {
 		o(&c)
 	}
+	if c.scheme == nil {
+		return nil, koperrors.Errorf(koperrors.Config, "new applier: the scheme is nil (WithScheme)")
+	}
 	hc := c.httpClient
 	if hc == nil {
 		var err error
@@ -150,11 +205,13 @@ func (a *Applier) FieldOwner() string { return a.fieldOwner }
 
 // Forget drops what the Applier remembers about obj (only its kind,
 // namespace and name matter), as when the caller deleted it. The Applier also
-// forgets an object when its cache says it is gone or has another UID. To
-// forget every object an informer reports deleted, call Forget from the
-// informer's DeleteFunc (unwrapping a cache.DeletedFinalStateUnknown).
+// forgets an object when the cache or the API server shows another UID under
+// its name, but not when its cache says it is gone (the cache may not have
+// received the Applier's own creation of it yet). To forget every object an
+// informer reports deleted, call Forget from the informer's DeleteFunc
+// (unwrapping a cache.DeletedFinalStateUnknown).
 func (a *Applier) Forget(obj client.Object) {
-	gvk, err := apiutil.GVKForObject(obj, a.scheme)
+	gvk, err := gvkOf(obj, a.scheme)
 	if err != nil {
 		return
 	}

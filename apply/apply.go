@@ -2,6 +2,7 @@ package apply
 
 import (
 	"context"
+	stderrors "errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -50,7 +52,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption
 	defer func() {
 		span.SetAttributes(attribute.String("kopgo.apply.outcome", res.Outcome.String()), attribute.Int("kopgo.apply.requests", res.Requests))
 		if err == nil && !dryRun(o) && a.metrics != nil {
-			(*telemetry.Metrics)(a.metrics).RecordApply(a.controller, res.Outcome.String())
+			a.metrics.RecordApply(a.controller, res.Outcome.String())
 		}
 		telemetry.EndSpan(span, "", err)
 	}()
@@ -60,87 +62,118 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption
 	}
 	ref := kopmeta.ObjectRef{Group: in.gvk.Group, Kind: in.gvk.Kind, Namespace: in.namespace, Name: in.name}
 	span.SetAttributes(telemetry.ObjectAttrs(ref.Kind, ref.Namespace, ref.Name)...)
-	return a.apply(ctx, in, ref, o)
-}
-
-// apply is [Applier.Apply] once the input is an intent.
-func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, o *client.ApplyOptions) (Result, error) {
-	gvk := in.gvk
-	if err := a.validate(in, o); err != nil {
-		return Result{}, koperrors.Wrap(err, "apply", ref)
-	}
-	key := recordKey{gk: gvk.GroupKind(), namespace: in.namespace, name: in.name}
-	hash := hashIntent(in, o)
-
-	// What was the object before? The cache's copy and our record of the
-	// last apply, both free. An apply that returns one of their
-	// resourceVersions wrote nothing.
-	var known []string
-	var live client.Object
-	rec, remembered := a.records.get(key)
-	if a.cache != nil {
-		var err error
-		live, err = a.readCache(ctx, gvk, client.ObjectKey{Namespace: in.namespace, Name: in.name})
-		switch {
-		case apierrors.IsNotFound(err):
-			a.records.forget(key)
-			remembered = false
-		case err != nil:
-			// A cache that cannot answer costs the shortcut, not the apply.
-			log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(in.namespace, in.name), "kind", gvk.Kind, "error", err.Error())
-			live = nil
-		case remembered && rec.uid != live.GetUID():
-			a.records.forget(key) // deleted and recreated since
-			remembered = false
-			known = append(known, live.GetResourceVersion())
-		default:
-			known = append(known, live.GetResourceVersion())
-		}
-		// Unchanged without a request when the cache's copy proves it: by
-		// our record of applying the same intent at its resourceVersion
-		// (free), or else by its own managedFields and values. Not the
-		// latter when we last applied another intent at a version the
-		// cache does not hold: the cache may not have our write yet, and
-		// an older copy may hold this intent (a revert) while the server
-		// holds the other.
-		if live != nil && !dryRun(o) {
-			sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
-			if sameVersion && rec.intent == hash {
-				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
-			}
-			ownWriteUnseen := remembered && !sameVersion && rec.intent != hash
-			if u, err := in.object(); err == nil && !ownWriteUnseen && liveHolds(u, live, o.FieldManager) {
-				a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash})
-				return Result{Outcome: Unchanged, live: live, gvk: gvk}, nil
-			}
-		}
-	}
-	if remembered {
-		known = append(known, rec.resourceVersion)
-	}
-
-	u, err := in.object()
+	res, err = a.apply(ctx, in, o, adoptsOrphans(opts))
 	if err != nil {
-		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
-	}
-	xctx, x := withExchange(ctx)
-	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), o)
-	res := Result{Requests: int(x.requests.Load())}
-	if err != nil {
+		if _, ok := stderrors.AsType[*TakeoverError](err); ok {
+			return res, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
+		}
 		if ce := asConflictError(err); ce != nil {
 			return res, koperrors.WrapKind(koperrors.Invalid, ce, "apply", ref)
 		}
 		return res, koperrors.Wrap(err, "apply", ref)
 	}
-	res.sent = u
+	return res, nil
+}
+
+// apply is [Applier.Apply] once the input is an intent. Its errors are
+// wrapped by the caller.
+func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions, adopt bool) (Result, error) {
+	gvk := in.gvk
+	if err := a.validate(in, o); err != nil {
+		return Result{}, err
+	}
+	key := recordKey{gk: gvk.GroupKind(), namespace: in.namespace, name: in.name}
+	hash, err := hashIntent(in, o)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})
+	}
+	rec, remembered := a.records.get(key)
+	owner := in.owner
+	requests := 0
+
+	// What is there now? The cache's copy, free. When the intent claims
+	// the object with a controller reference and neither the cache nor
+	// our record can tell whose it is, the API server's (one request).
+	live, fromCache, err := a.lookCache(ctx, in)
+	seen := fromCache // whether live (nil: absent) is the object's state
+	if err != nil {
+		// A cache that cannot answer costs the shortcut, not the apply.
+		log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(in.namespace, in.name), "kind", gvk.Kind, "error", err.Error())
+	}
+	ours := remembered && owner != nil && rec.controller == owner.UID
+	// The cache's word is doubtful when it says there is no object we
+	// remember: it may lag behind the object's creation.
+	doubt := !seen || (live == nil && remembered)
+	if owner != nil && !adopt && !ours && doubt {
+		live, requests, err = a.readLive(ctx, in)
+		if err != nil {
+			return Result{Requests: requests}, fmt.Errorf("read the object to learn its controller before applying a controller reference (the cache cannot tell; AdoptOrphans(true) skips this): %w", err)
+		}
+	}
+	if remembered && live != nil && rec.uid != live.GetUID() {
+		a.records.forget(key) // deleted and recreated since
+		remembered, ours = false, false
+	}
+	if remembered && rec.disputed && owner != nil && !adopt {
+		// Our takeover of someone else's object is not undone yet.
+		return a.undoTakeover(ctx, in, o, key, hash, requests)
+	}
+	// believed is the UID of the object this apply may claim: the one
+	// seen, else (the cache lags behind our own creation) the one our
+	// record says we claimed.
+	var believed types.UID
+	if live != nil && owner != nil {
+		if terr := refusal(live, owner, adopt, ours); terr != nil {
+			return a.refuse(ctx, in, o, terr, requests)
+		}
+		believed = live.GetUID()
+	} else if ours {
+		believed = rec.uid
+	}
+
+	// Unchanged without a request when the cache's copy proves it (see
+	// [Applier.unchanged]).
+	if live != nil && fromCache && !dryRun(o) && a.unchanged(in, o, key, hash, live, rec, remembered) {
+		return Result{Outcome: Unchanged, live: live, gvk: gvk, scheme: a.scheme}, nil
+	}
+
+	// An apply that returns a resourceVersion known before wrote nothing.
+	var known []string
+	if live != nil {
+		known = append(known, live.GetResourceVersion())
+	}
+	if remembered {
+		known = append(known, rec.resourceVersion)
+	}
+	u, err := in.object()
+	if err != nil {
+		return Result{Requests: requests}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})
+	}
+	xctx, x := withExchange(ctx)
+	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), o)
+	res := Result{Requests: requests + int(x.requests.Load())}
+	if err != nil {
+		return res, err
+	}
+	created := x.status.Load() == http.StatusCreated
+	if owner != nil && !adopt && !created && u.GetUID() != believed {
+		// The apply met an object other than the one it may claim: one
+		// someone else created after we looked (server-side apply has no
+		// create-only precondition), and it took that object over.
+		if dryRun(o) {
+			return res, &TakeoverError{Owner: *owner, Appeared: true, Manager: otherManager(u, o.FieldManager)}
+		}
+		return a.undoTakeoverOf(ctx, in, o, key, hash, u, res.Requests)
+	}
+	res.sent, res.scheme = u, a.scheme
 	switch {
-	case x.status.Load() == http.StatusCreated:
+	case created:
 		res.Outcome = Created
 	case dryRun(o):
 		// A dry run does not move the resourceVersion; compare the answer
 		// with the cache's copy of the same version instead.
 		res.Outcome = Updated
-		if live != nil && live.GetResourceVersion() == u.GetResourceVersion() && a.sameObject(live, u, gvk) {
+		if live != nil && fromCache && live.GetResourceVersion() == u.GetResourceVersion() && a.sameObject(live, u, gvk) {
 			res.Outcome = Unchanged
 		}
 	case slices.Contains(known, u.GetResourceVersion()):
@@ -152,28 +185,147 @@ func (a *Applier) apply(ctx context.Context, in *intent, ref kopmeta.ObjectRef, 
 		res.Outcome = Updated
 	}
 	if !dryRun(o) {
-		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash})
+		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, controller: types.UID(controllerUID(u))})
 	}
 	return res, nil
+}
+
+// unchanged reports whether the cache's copy live proves that applying in
+// would change nothing, by three proofs, the cheapest first:
+//
+//   - our record: we applied the same intent, and live is at the
+//     resourceVersion that apply returned;
+//   - ownership: we applied the same intent to this object (UID), and our
+//     managedFields entry in live still owns the fields it owned when the
+//     cache first showed that apply: a value someone else changed since
+//     would have moved its field to them. This holds whatever the server filled in (defaults inside
+//     an atomic field such as a StatefulSet's volumeClaimTemplates, or a
+//     Service port's targetPort), which the values cannot tell;
+//   - the values ([liveHolds]): our entry owns exactly the intent's fields,
+//     and live holds the intent's value in each. Not used when we last
+//     applied another intent at a version the cache does not hold: the
+//     cache may not have our write yet, and an older copy may hold this
+//     intent (a revert) while the server holds the other.
+//
+// A proof by ownership or values is remembered as a record of live's
+// resourceVersion, so that the next apply of the same intent takes the
+// first proof.
+func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, live client.Object, rec record, remembered bool) bool {
+	sameIntent := remembered && rec.intent == hash
+	sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
+	apiVersion := func() string { return in.gvk.GroupVersion().String() }
+	if sameIntent && sameVersion {
+		if rec.fields == ([32]byte{}) {
+			// The cache shows our write for the first time: fingerprint
+			// our fields for the ownership proof.
+			if rec.fields, _ = ownFields(live, o.FieldManager, apiVersion()); rec.fields != ([32]byte{}) {
+				a.records.put(key, rec)
+			}
+		}
+		return true
+	}
+	if sameIntent && rec.fields != ([32]byte{}) {
+		if fields, ok := ownFields(live, o.FieldManager, apiVersion()); ok && fields == rec.fields {
+			rec.resourceVersion = live.GetResourceVersion()
+			a.records.put(key, rec)
+			return true
+		}
+	}
+	if remembered && !sameVersion && !sameIntent {
+		return false // our own last write of another intent may not be cached yet
+	}
+	u, err := in.object()
+	if err != nil || !liveHolds(u, live, o.FieldManager) {
+		return false
+	}
+	fields, _ := ownFields(live, o.FieldManager, apiVersion())
+	a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(live))})
+	return true
+}
+
+// lookCache reads the object of in's name from the cache: nil, true when
+// the cache says there is none; nil, false when there is no cache or it
+// could not answer (err).
+func (a *Applier) lookCache(ctx context.Context, in *intent) (client.Object, bool, error) {
+	if a.cache == nil {
+		return nil, false, nil
+	}
+	live, err := a.readCache(ctx, in.gvk, client.ObjectKey{Namespace: in.namespace, Name: in.name})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, true, nil
+	case err != nil:
+		return nil, false, err
+	}
+	return live, true, nil
+}
+
+// readLive reads the object of in's name from the API server (nil when
+// there is none), and returns the requests that took.
+func (a *Applier) readLive(ctx context.Context, in *intent) (client.Object, int, error) {
+	obj := a.newObject(in.gvk)
+	xctx, x := withExchange(ctx)
+	err := a.client.Get(xctx, client.ObjectKey{Namespace: in.namespace, Name: in.name}, obj)
+	n := int(x.requests.Load())
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, n, nil
+	case err != nil:
+		return nil, n, err
+	}
+	return obj, n, nil
+}
+
+// undoTakeoverOf undoes the takeover of taken, an object someone else
+// created while the apply of in created it ([Applier.disown]), remembers
+// the outcome and returns the [*TakeoverError] that reports it.
+func (a *Applier) undoTakeoverOf(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, taken *unstructured.Unstructured, requests int) (Result, error) {
+	u, n, err := a.disown(ctx, in, o, in.owner, taken)
+	requests += n
+	if u == nil {
+		// Still ours by accident: the next apply tries again.
+		a.records.put(key, record{uid: taken.GetUID(), resourceVersion: taken.GetResourceVersion(), intent: hash, disputed: true})
+		return Result{Requests: requests}, err
+	}
+	a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), controller: types.UID(controllerUID(u))})
+	return Result{Requests: requests}, err
+}
+
+// undoTakeover retries the undoing of an earlier accidental takeover.
+func (a *Applier) undoTakeover(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, requests int) (Result, error) {
+	u, err := in.object()
+	if err != nil {
+		return Result{Requests: requests}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})
+	}
+	taken := u.DeepCopy()
+	rec, _ := a.records.get(key)
+	taken.SetUID(rec.uid)
+	taken.SetResourceVersion(rec.resourceVersion)
+	return a.undoTakeoverOf(ctx, in, o, key, hash, taken, requests)
 }
 
 // readCache reads the live object from the cache, in its typed form when
 // the scheme knows the kind (so the caller's typed informer answers), else
 // as unstructured.
 func (a *Applier) readCache(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (client.Object, error) {
-	var live client.Object
-	if obj, err := a.scheme.New(gvk); err == nil {
-		live, _ = obj.(client.Object)
-	}
-	if live == nil {
-		pu := &unstructured.Unstructured{}
-		pu.SetGroupVersionKind(gvk)
-		live = pu
-	}
+	live := a.newObject(gvk)
 	if err := a.cache.Get(ctx, key, live); err != nil {
 		return nil, err
 	}
 	return live, nil
+}
+
+// newObject returns an empty object of kind gvk: typed when the scheme
+// knows the kind, else unstructured.
+func (a *Applier) newObject(gvk schema.GroupVersionKind) client.Object {
+	if obj, err := a.scheme.New(gvk); err == nil {
+		if co, ok := obj.(client.Object); ok {
+			return co
+		}
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	return u
 }
 
 // sameObject reports whether the server's answer u is semantically the

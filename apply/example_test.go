@@ -57,9 +57,9 @@ func Example() {
 	_ = mgr.Start(ctrl.SetupSignalHandler())
 }
 
-// Apply a ConfigMap and act on the outcome. The Applier forces ownership
-// by default; Force(false) leaves the fields other managers own to them and
-// reports them instead.
+// Apply a ConfigMap and act on the outcome. The Applier does not force
+// ownership by default: it leaves the fields other managers own to them and
+// reports them as a conflict (Force(false) says so explicitly).
 func ExampleApplier_Apply() {
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -76,9 +76,9 @@ func ExampleApplier_Apply() {
 	switch {
 	case apply.Conflicts(err) != nil:
 		// Another field manager owns some of these fields: take them over
-		// (the default), as another field manager this time.
+		// where the object is known to be ours.
 		res, err = a.Apply(context.Background(),
-			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), client.FieldOwner("settings-admin"))
+			corev1ac.ConfigMap("settings", "default").WithData(map[string]string{"color": "blue"}), apply.Force(true))
 	case koperrors.KindOf(err) == koperrors.Invalid:
 		fmt.Println("bad intent:", err)
 		return
@@ -142,10 +142,14 @@ func ExampleOutcome() {
 	for _, o := range []apply.Outcome{apply.Created, apply.Updated, apply.Unchanged} {
 		fmt.Println(o)
 	}
+	// A failed apply claims nothing.
+	var failed apply.Result
+	fmt.Println(failed.Outcome, failed.Outcome == apply.Unchanged)
 	// Output:
 	// Created
 	// Updated
 	// Unchanged
+	// None false
 }
 
 func ExampleFieldConflict() {

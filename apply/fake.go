@@ -26,12 +26,13 @@ const fakeFieldOwner = "fake-controller"
 //	fake.Applied() // the objects applied, in order
 //
 // It checks what an [Applier] checks without a server (an apiVersion and
-// kind, a name, a field owner: errors of Kind Invalid naming the object)
-// and takes the same inputs and options (client.FieldOwner, [Force],
-// client.DryRunAll). Each apply that passes is recorded and answered by
-// Respond when set, else Created for an object the Fake has not applied (or
-// was told to Forget), Unchanged for the same intent applied again as the
-// same field owner, and Updated otherwise. [Result.Object] is the object as
+// kind, a name, a field owner, a controller reference with a UID: errors of
+// Kind Invalid naming the object) and takes the same inputs and options
+// (client.FieldOwner, [Force], [AdoptOrphans], client.DryRunAll; it has no
+// objects of others to refuse to take over). Each apply that passes is
+// recorded and answered by Respond when set, else Created for an object the
+// Fake has not applied (or was told to Forget), Unchanged for the same
+// intent applied again as the same field owner, and Updated otherwise. [Result.Object] is the object as
 // applied (with whatever Respond set in it); [Result.Requests] is 0.
 type Fake struct {
 	// Owner is the field owner applies are made as unless an apply names
@@ -43,9 +44,11 @@ type Fake struct {
 	// Respond, when set, answers every apply that passed the checks. obj
 	// is the object as applied, a copy of its own, and opts the call's
 	// options over the defaults (FieldManager, Force). Respond may change
-	// obj (set its status, say): Result.Object returns it. A non-nil error
-	// fails the apply, wrapped as an Applier wraps the API server's
-	// (Kind from the error, "apply Deployment default/web: ...").
+	// obj (set its status, say): Result.Object returns it. The Outcome it
+	// returns is the apply's, except the zero Outcome, which keeps the
+	// Fake's own answer. A non-nil error fails the apply, wrapped as an
+	// Applier wraps the API server's (Kind from the error, "apply
+	// Deployment default/web: ...").
 	Respond func(obj *unstructured.Unstructured, opts *client.ApplyOptions) (Outcome, error)
 
 	mu      sync.Mutex
@@ -83,7 +86,10 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 	}
 	u = u.DeepCopy()
 	key := recordKey{gk: in.gvk.GroupKind(), namespace: in.namespace, name: in.name}
-	hash := hashIntent(in, o)
+	hash, err := hashIntent(in, o)
+	if err != nil {
+		return Result{}, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
+	}
 
 	f.mu.Lock()
 	f.applied = append(f.applied, u.DeepCopy())
@@ -96,16 +102,21 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 	}
 	f.mu.Unlock()
 
-	res := Result{Outcome: Updated, sent: u}
+	res := Result{Outcome: Updated, sent: u, scheme: scheme}
 	switch {
-	case f.Respond != nil:
-		if res.Outcome, err = f.Respond(u, o); err != nil {
-			return Result{}, koperrors.Wrap(err, "apply", ref)
-		}
 	case !seen:
 		res.Outcome = Created
 	case last == hash:
 		res.Outcome = Unchanged
+	}
+	if f.Respond != nil {
+		out, err := f.Respond(u, o)
+		if err != nil {
+			return Result{}, koperrors.Wrap(err, "apply", ref)
+		}
+		if out != 0 {
+			res.Outcome = out
+		}
 	}
 	return res, nil
 }

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
 	"sync"
 
@@ -95,6 +96,27 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 	}
 	leaves := fields.Leaves()
 	return value.Equals(got.ExtractItems(leaves).AsValue(), want.ExtractItems(leaves).AsValue())
+}
+
+// ownFields fingerprints the set of fields that fieldOwner's Apply entry in
+// obj's managedFields owns, when the entry was recorded at apiVersion: a
+// hash of the entry's fieldsV1 as the cache holds it. The Applier compares
+// fingerprints taken from the same cache (an object of a kind is read in
+// one form), where the API server's encoding of a set is stable: the bytes
+// of an unchanged set stay the same, and the server sends what it stored.
+//
+// Server-side apply moves a field's ownership to whoever changes its value
+// (an update, or an apply with force), so an unchanged set proves that no
+// one else changed a value in it since our apply, whatever defaults the
+// server filled in: that is what [Applier.unchanged]'s ownership proof
+// uses.
+func ownFields(obj client.Object, fieldOwner, apiVersion string) ([32]byte, bool) {
+	entry, ok := applyEntry(obj.GetManagedFields(), fieldOwner, apiVersion)
+	raw := entry.FieldsV1.GetRawBytes()
+	if !ok || len(raw) == 0 {
+		return [32]byte{}, false
+	}
+	return sha256.Sum256(raw), true
 }
 
 // applyEntry returns fieldOwner's Apply entry for the main resource, when it

@@ -42,6 +42,16 @@ func WithCluster(c cluster.Cluster) ApplierOption {
 	}
 }
 
+// WithScheme gives the Applier the scheme that maps typed objects to their
+// kinds, and reads the cache in typed form: register your custom resources'
+// types in it to apply them as typed objects without a manager (in a CLI, a
+// job or a test). The default is client-go's scheme, which knows the
+// Kubernetes API's own kinds; [WithCluster] sets the cluster's. Apply
+// configurations and *unstructured.Unstructured carry their apiVersion and
+// kind and need no scheme, nor does a typed object whose apiVersion and
+// kind are set.
+func WithScheme(s *runtime.Scheme) ApplierOption { return func(c *config) { c.scheme = s } }
+
 // WithCache gives the Applier a reader of live objects that costs no request:
 // a manager's cache or its cached client (after [WithCluster], to read
 // through another reader than the cluster's cache). With it, an apply

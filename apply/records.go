@@ -20,6 +20,15 @@ type record struct {
 	uid             types.UID
 	resourceVersion string
 	intent          [32]byte // hash of the intent as sent
+	// fields fingerprints the fields our managedFields entry owned after
+	// the apply, as the cache shows them (zero until the cache has shown
+	// our write): see [ownFields].
+	fields [32]byte
+	// controller is the UID of the object's controller after the apply.
+	controller types.UID
+	// disputed marks an object that an apply took over by accident and
+	// whose controller reference could not be removed again yet.
+	disputed bool
 }
 
 // records is a bounded LRU map from object key to record.

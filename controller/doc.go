@@ -61,6 +61,22 @@
 // [Builder.WithWatches] reaches controller-runtime's builder for what the
 // Builder does not offer.
 //
+// # kopgo's helpers in a plain controller-runtime reconciler
+//
+// [EnvFor] builds, from a manager and a field owner, the Env the Builder
+// gives a Reconciler: a client writing as the field owner, an uncached
+// reader, an event recorder, the scheme and an Applier. A kubebuilder
+// reconciler calls it in its SetupWithManager and keeps the Env, so the
+// scaffolded main.go and suite_test.go, which construct the reconciler
+// with only Client and Scheme, stay as they are:
+//
+//	env, err := kopcontroller.EnvFor(mgr, "cronjob-controller", kopcontroller.WithCachedKinds(&batchv1.Job{}))
+//
+// The Builder builds its Env with EnvFor too. [WithCachedKinds] names the
+// kinds the Applier may read from the manager's cache: the Builder names
+// those it watches; a plain reconciler names the kinds of its For, Owns
+// and Watches (see EnvFor for why nothing else is read).
+//
 // # What triggers a reconcile
 //
 // A change to the object (its spec, labels, annotations, finalizers, owner

@@ -2,16 +2,22 @@ package controller_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/reconciler"
+	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
 )
 
@@ -39,4 +45,70 @@ func ExampleBuilder_Run() {
 		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/widget")).
 		Run(ctrl.SetupSignalHandler())
 	fmt.Println(err)
+}
+
+// WidgetReconciler is a plain controller-runtime reconciler, as
+// kubebuilder scaffolds one: main.go and suite_test.go construct it with a
+// Client and a Scheme, and SetupWithManager gets kopgo's helpers.
+type WidgetReconciler struct {
+	client.Client
+	Scheme *runtime.Scheme
+
+	env *reconciler.Env // kopgo's helpers, from SetupWithManager
+}
+
+// SetupWithManager builds kopgo's helpers from the manager, then the
+// controller. The Applier reads ConfigMaps, which the controller owns (and
+// so watches), from the cache.
+func (r *WidgetReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	env, err := kopcontroller.EnvFor(mgr, "widget-controller", kopcontroller.WithCachedKinds(&corev1.ConfigMap{}))
+	if err != nil {
+		return err
+	}
+	r.env = env
+	return ctrl.NewControllerManagedBy(mgr).For(&widget.Widget{}).Owns(&corev1.ConfigMap{}).Named("widget").Complete(r)
+}
+
+// Reconcile applies one ConfigMap per Widget and records the outcome in
+// the Widget's conditions.
+func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var w widget.Widget
+	if err := r.Get(ctx, req.NamespacedName, &w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := status.NewPatcher(&w)
+	cm := corev1ac.ConfigMap(w.Name, w.Namespace).WithData(map[string]string{"size": fmt.Sprint(w.Spec.Size)})
+	ref, err := owners.ControllerApplyConfiguration(&w, cm, r.Scheme)
+	if err == nil {
+		var res apply.Result
+		if res, err = r.env.Applier.Apply(ctx, cm.WithOwnerReferences(ref)); err == nil && res.Outcome == apply.Created {
+			r.env.Recorder.Normal(&w, res.Object(), "Created", "Apply", "Created ConfigMap "+w.Name)
+		}
+	}
+	status.SetError(&w, err) // Ready=True, or Ready=False / Stalled=True naming the error
+	if _, perr := p.Patch(ctx, r.env.Client, &w); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	return reconciler.Result(reconciler.Done(), err)
+}
+
+// A kubebuilder main.go, unchanged: the reconciler gets kopgo's helpers in
+// its SetupWithManager. It runs against the cluster in KUBECONFIG until
+// SIGTERM.
+func ExampleEnvFor() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println("no cluster:", err)
+		return
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := (&WidgetReconciler{Client: mgr.GetClient(), Scheme: mgr.GetScheme()}).SetupWithManager(mgr); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(mgr.Start(ctrl.SetupSignalHandler()))
 }

@@ -226,14 +226,32 @@ func TestEveryReconciledObjectIsCleanedUpUnderDeleteRaces(t *testing.T) {
 	h := newCleanupHook()
 	run(t, kopcontroller.New[*widget.Widget]("outcome-delete-race", h).Concurrency(8).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
-	const n = 150
+	// Half the widgets are deleted from their first Reconcile (racing the
+	// finalizer patch that follows it), half right after they are created
+	// (racing the first Reconcile itself).
+	const n = 300
 	var seq atomic.Int32
 	h.deleteAfter = func(types.UID) time.Duration {
 		return time.Duration(seq.Add(1)%12) * time.Millisecond
 	}
-	for i := range n {
+	for i := range n / 2 {
 		createWidget(t, ns, fmt.Sprintf("w%d", i), ns)
 	}
+	var wg sync.WaitGroup
+	for i := range n / 2 {
+		wg.Go(func() {
+			w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("x%d", i), Labels: map[string]string{"loop": ns}}, Spec: widget.WidgetSpec{Size: 1}}
+			if err := cluster.Client().Create(context.Background(), w); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Duration(i%40) * time.Millisecond)
+			if err := cluster.Client().Delete(context.Background(), w); err != nil && !apierrors.IsNotFound(err) {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 	eventually(t, 60*time.Second, "every widget gone", func() error {
 		var list widget.WidgetList
 		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {

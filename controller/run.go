@@ -39,19 +39,6 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err := b.err(); err != nil {
 		return err
 	}
-	recorder := b.recorder
-	if recorder == nil {
-		// Writes through the manager's client; flushed when the manager
-		// stops (and by Run once it has stopped).
-		// The events' reportingController is the field owner: the name
-		// under which the controller writes, in managedFields and events
-		// alike.
-		r, err := observability.NewRecorder(mgr, b.fieldOwner)
-		if err != nil {
-			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: event recorder", b.name), kopmeta.ObjectRef{})
-		}
-		recorder, b.ownRecorder = r, r
-	}
 	metrics := b.metrics
 	if metrics == nil {
 		var err error
@@ -69,21 +56,18 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		}
 	}
 	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
-	declared, err := declaredKinds(mgr.GetScheme(), append(append([]client.Object{proto}, owns...), b.watchedKinds()...))
-	if err != nil {
-		return err
-	}
 	// The Applier reads only the kinds the controller watches from the
-	// cache (see declaredOnly), shares the manager's HTTP client and REST
-	// mapper, and counts its outcomes under the controller's name.
-	applier, err := apply.New(mgr.GetConfig(), b.fieldOwner, apply.WithCluster(mgr),
-		apply.WithMetrics(metrics, b.name), apply.WithCache(declaredOnly{Reader: mgr.GetCache(), scheme: mgr.GetScheme(), kinds: declared}))
+	// cache (see EnvFor), and counts its outcomes under the controller's
+	// name; the recorder, unless given, reports as the field owner, writes
+	// through the manager's client and is flushed when the manager stops
+	// (and by Run once it has stopped).
+	env, err := EnvFor(mgr, b.fieldOwner, WithName(b.name), WithMetrics(metrics), WithRecorder(b.recorder),
+		WithCachedKinds(append(append([]client.Object{proto}, owns...), b.watchedKinds()...)...))
 	if err != nil {
 		return err
 	}
-	env := &reconciler.Env{
-		Client: client.WithFieldOwner(mgr.GetClient(), b.fieldOwner), Reader: mgr.GetAPIReader(), Recorder: recorder,
-		Scheme: mgr.GetScheme(), Applier: applier,
+	if b.recorder == nil {
+		b.ownRecorder, _ = env.Recorder.(*observability.EventRecorder)
 	}
 	lo := b.loop
 	lo.Metrics = metrics

@@ -95,7 +95,7 @@ func isEverything(sel labels.Selector) bool { return sel == nil || sel.Empty() }
 func (o options) finish(span trace.Span, res Result, err error) {
 	span.SetAttributes(attribute.Int("kopgo.gc.deleted", len(res.Deleted)), attribute.Int("kopgo.gc.stuck", len(res.Stuck)))
 	if o.metrics != nil && !o.dryRun() {
-		(*telemetry.Metrics)(o.metrics).RecordDeletions(o.controller, len(res.Deleted))
+		o.metrics.RecordDeletions(o.controller, len(res.Deleted))
 	}
 	telemetry.EndSpan(span, "", err)
 }

@@ -12,7 +12,10 @@
 //
 // [SetController] and [SetOwner] add a reference to a typed object;
 // [ControllerApplyConfiguration] and [OwnerApplyConfiguration] return one in
-// server-side apply form, for an apply configuration's WithOwnerReferences.
+// server-side apply form, for an apply configuration's WithOwnerReferences;
+// [ControllerReference] and [OwnerReference] return one without a child to
+// write it into (an unstructured child, a comparison), checked as far as
+// the owner alone allows.
 // The owner's kind comes from a runtime.Scheme, as in controllerutil (the
 // manager's, or reconciler.Env's); kopmeta.Builder's Owner and ControlledBy
 // take the same inputs and apply the same rules. They refuse, with errors of

@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 
@@ -79,4 +80,24 @@ func ExampleReferenceMapper() {
 	// Output:
 	// [shop/web shop/shared]
 	// [shop/web]
+}
+
+// A controller reference for a child that is not a typed object: here an
+// unstructured one.
+func ExampleControllerReference() {
+	web := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "42"}}
+	ref, err := owners.ControllerReference(web, scheme)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	child := &unstructured.Unstructured{}
+	child.SetOwnerReferences([]metav1.OwnerReference{ref})
+	fmt.Println(ref.APIVersion, ref.Kind, ref.Name, ref.UID, *ref.Controller, *ref.BlockOwnerDeletion)
+
+	_, err = owners.ControllerReference(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "new"}}, scheme)
+	fmt.Println(err)
+	// Output:
+	// apps/v1 Deployment web 42 true true
+	// controller reference: owner Deployment shop/new has no UID: create it (or read it from the API server) before it can own anything
 }

@@ -40,6 +40,41 @@ func SetController(owner, obj client.Object, scheme *runtime.Scheme, opts ...Opt
 	return set(owner, obj, scheme, true, opts)
 }
 
+// ControllerReference returns the controller reference to owner that
+// [SetController] adds (controller and blockOwnerDeletion set), without an
+// object to write it into: for a child authored another way (an
+// *unstructured.Unstructured, a template), or to compare with the
+// references read. It checks what can be checked without the child: a nil
+// owner, one without a UID (not created yet) and one whose kind scheme does
+// not know (a nil scheme: owner's TypeMeta) are errors of Kind Invalid.
+// Whether the child may carry it (the same namespace, no other controller)
+// is for the code that sets it to check, as SetController does.
+func ControllerReference(owner client.Object, scheme *runtime.Scheme, opts ...Option) (metav1.OwnerReference, error) {
+	return standalone(owner, scheme, true, opts)
+}
+
+// OwnerReference returns the owner reference to owner that [SetOwner]
+// adds, without an object to write it into, checked as
+// [ControllerReference] checks it.
+func OwnerReference(owner client.Object, scheme *runtime.Scheme, opts ...Option) (metav1.OwnerReference, error) {
+	return standalone(owner, scheme, false, opts)
+}
+
+func standalone(owner client.Object, scheme *runtime.Scheme, controller bool, opts []Option) (metav1.OwnerReference, error) {
+	op := "owner reference"
+	if controller {
+		op = "controller reference"
+	}
+	ref, err := reference(owner, scheme, controller, opts)
+	if err == nil && ref.UID == "" {
+		err = fmt.Errorf("owner %s has no UID: create it (or read it from the API server) before it can own anything", kopmeta.RefOf(owner))
+	}
+	if err != nil {
+		return metav1.OwnerReference{}, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.ObjectRef{})
+	}
+	return ref, nil
+}
+
 var refsPath = field.NewPath("metadata", "ownerReferences")
 
 func set(owner, obj client.Object, scheme *runtime.Scheme, controller bool, opts []Option) error {

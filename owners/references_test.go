@@ -194,3 +194,45 @@ func TestApplyConfigurations(t *testing.T) {
 		})
 	}
 }
+
+// ControllerReference and OwnerReference return what SetController and
+// SetOwner write, without an object; an owner that cannot own is refused.
+func TestStandaloneReferences(t *testing.T) {
+	web := deploy("shop", "web", "u-web")
+	for _, controller := range []bool{true, false} {
+		for _, opts := range [][]owners.Option{nil, {owners.BlockOwnerDeletion(false)}} {
+			cm := configMap("shop", "cfg")
+			var ref metav1.OwnerReference
+			var err error
+			if controller {
+				_ = owners.SetController(web, cm, scheme, opts...)
+				ref, err = owners.ControllerReference(web, scheme, opts...)
+			} else {
+				_ = owners.SetOwner(web, cm, scheme, opts...)
+				ref, err = owners.OwnerReference(web, scheme, opts...)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(cm.OwnerReferences, []metav1.OwnerReference{ref}); diff != "" {
+				t.Errorf("controller %v, options %v: the reference differs from the one set (-set +returned):\n%s", controller, opts, diff)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		owner   client.Object
+		wantErr string
+	}{
+		{"nil owner", nil, "controller reference: the owner is nil"},
+		{"no UID", deploy("shop", "web", ""), "controller reference: owner Deployment shop/web has no UID"},
+		{"unknown kind", &notRegistered{}, "controller reference: owner"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref, err := owners.ControllerReference(tc.owner, scheme)
+			if err == nil || koperrors.KindOf(err) != koperrors.Invalid || !strings.HasPrefix(err.Error(), tc.wantErr) || ref != (metav1.OwnerReference{}) {
+				t.Errorf("ControllerReference = %+v, %v; want nothing and an Invalid error %q...", ref, err, tc.wantErr)
+			}
+		})
+	}
+}

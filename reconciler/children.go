@@ -16,9 +16,9 @@ import (
 // Use Get and List, or range over them.
 //
 // A child of a kind declared typed (&appsv1.Deployment{}) is read back
-// typed, so Get's result asserts to the Go type:
+// typed, so [Find] and [All] return it typed:
 //
-//	dep, ok := observed.Get(&appsv1.Deployment{}, app.Name).(*appsv1.Deployment)
+//	dep, ok := reconciler.Find[*appsv1.Deployment](observed, app.Name)
 //
 // A unit test of a sync function builds its Children as a slice:
 // reconciler.Children{dep, svc}.
@@ -71,4 +71,39 @@ func sortByKey(objs []client.Object) []client.Object {
 
 func compareKey(a, b client.Object) int {
 	return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+}
+
+// All returns the observed children of Go type O (a typed kind, such as
+// *appsv1.Deployment), ordered by namespace and name, typed: no type
+// assertion in the sync function.
+//
+//	for _, job := range reconciler.All[*batchv1.Job](observed) { ... }
+//
+// Children of kinds declared unstructured are all *unstructured.Unstructured:
+// for them, use [Children.List] with an example of the kind.
+func All[O client.Object](c Children) []O {
+	var out []O
+	for _, o := range c {
+		if t, ok := o.(O); ok {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b O) int { return compareKey(a, b) })
+	return out
+}
+
+// Find returns the observed child of Go type O with this name, typed, and
+// whether there is one:
+//
+//	job, ok := reconciler.Find[*batchv1.Job](observed, "migrate")
+//
+// As for [All], kinds declared unstructured are read with [Children.Get].
+func Find[O client.Object](c Children, name string) (O, bool) {
+	for _, o := range c {
+		if t, ok := o.(O); ok && o.GetName() == name {
+			return t, true
+		}
+	}
+	var zero O
+	return zero, false
 }

@@ -132,3 +132,16 @@ func appDeployment(w *widget.Widget) *appsv1.Deployment {
 		},
 	}}
 }
+
+// A sync function reads its observed children typed, and decides from a
+// run-once Job's outcome.
+func ExampleFind() {
+	observed := reconciler.Children{&batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-migrate"},
+		Status:     batchv1.JobStatus{Succeeded: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}},
+	}}
+	if job, ok := reconciler.Find[*batchv1.Job](observed, "web-migrate"); ok {
+		fmt.Println(job.Name, status.ReadinessOf(job).State)
+	}
+	// Output: web-migrate Current
+}

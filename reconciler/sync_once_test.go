@@ -96,6 +96,11 @@ func TestSyncRunOnceJobPerGeneration(t *testing.T) {
 	if r := conditionOf(w, status.Ready); !strings.HasPrefix(r, "False/ChildFailed") || !strings.Contains(r, "BackoffLimitExceeded") {
 		t.Errorf("Ready = %s, want ChildFailed naming the Job's reason", r)
 	}
+	// Nothing retries a failed run until its key changes: Stalled, not
+	// Reconciling.
+	if s, rc := conditionOf(w, status.Stalled), conditionOf(w, status.Reconciling); !strings.HasPrefix(s, "True/ChildFailed") || rc != "-" {
+		t.Errorf("Stalled = %s, Reconciling = %s; want Stalled naming the failed run", s, rc)
+	}
 	// The parent's status takes the failure: one write, two when a reconcile
 	// reads the parent from a cache that has not seen the first yet.
 	if n := h.traffic.Writes.Load(); n > 2 {
@@ -147,5 +152,20 @@ func TestChildOf(t *testing.T) {
 	_, opts = reconciler.ChildOf(reconciler.Child(job("j", "x"), reconciler.RunOnce("v2")))
 	if opts.Update != reconciler.RunOnceStrategy || opts.RunKey != "v2" || opts.Update.String() != "RunOnce" {
 		t.Errorf("RunOnce options %+v", opts)
+	}
+}
+
+// Observed children read typed.
+func TestFindAndAll(t *testing.T) {
+	observed := reconciler.Children{job("b", "x"), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "s"}}, job("a", "y")}
+	if j, ok := reconciler.Find[*batchv1.Job](observed, "a"); !ok || j.Spec.Template.Spec.Containers[0].Image != "y" {
+		t.Errorf("Find(a) = %v, %v", j, ok)
+	}
+	if _, ok := reconciler.Find[*batchv1.Job](observed, "s"); ok {
+		t.Error("Find found a Secret as a Job")
+	}
+	jobs := reconciler.All[*batchv1.Job](observed)
+	if len(jobs) != 2 || jobs[0].Name != "a" || jobs[1].Name != "b" {
+		t.Errorf("All = %v", jobs)
 	}
 }

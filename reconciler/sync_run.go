@@ -61,6 +61,7 @@ type syncRun[T client.Object] struct {
 	waits       []childWait
 	changes     map[string][]string // verb -> children
 	readyMsgs   []string            // what each current child's readiness says
+	failedFinal bool                // a failed child that nothing retries
 	// kindDefaults are the declared kinds' options, for pruning.
 	kindDefaults map[schema.GroupKind]ChildOptions
 	errs         []error
@@ -71,7 +72,9 @@ type syncRun[T client.Object] struct {
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		applyOpts:    append([]client.ApplyOption{apply.Force(true)}, s.opts.Apply...),
+		// Sync decides adoption itself (sync, create and disown below), so
+		// the Applier need not refuse an orphan Sync chose to adopt.
+		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
 		ready:        map[kopmeta.ObjectRef]bool{},
 		changes:      map[string][]string{},
 		kindDefaults: make(map[schema.GroupKind]ChildOptions, len(kinds)),
@@ -86,16 +89,21 @@ func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []child
 
 // sync brings one desired child to its desired state, or records why not.
 func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
-	for _, d := range c.deps {
-		if !r.ready[d] {
-			r.wait("WaitingForDependency", fmt.Sprintf("%s waits for %s to be ready", c.ref, d), 0)
-			return
-		}
-	}
 	existing, looked, err := r.find(ctx, c)
 	if err != nil {
 		r.errs = append(r.errs, err)
 		return
+	}
+	// Dependencies gate writes: a child that exists and is never written
+	// again (CreateOnce, OnDelete, a RunOnce child of its current run)
+	// waits for nothing.
+	if existing == nil || c.opts.Update.writesExisting() || !sameRun(c, existing) {
+		for _, d := range c.deps {
+			if !r.ready[d] {
+				r.wait("WaitingForDependency", fmt.Sprintf("%s waits for %s to be ready", c.ref, d), 0)
+				return
+			}
+		}
 	}
 	if existing == nil {
 		r.create(ctx, c, looked)
@@ -128,7 +136,7 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 		return
 	}
 	switch {
-	case c.opts.Update == RunOnceStrategy && existing.GetAnnotations()[RunOnceAnnotation] != c.obj.GetAnnotations()[RunOnceAnnotation]:
+	case !sameRun(c, existing):
 		// A new run: the old one goes, the new one is created once it is
 		// gone.
 		r.recreate(ctx, c, existing, fmt.Errorf("run %q replaces run %q", c.obj.GetAnnotations()[RunOnceAnnotation], existing.GetAnnotations()[RunOnceAnnotation]))
@@ -338,6 +346,11 @@ func (r *syncRun[T]) current(c preparedChild, obj client.Object) {
 		r.readyMsgs = append(r.readyMsgs, readyNote(c.ref, rd))
 	case status.StateFailed:
 		r.failed = append(r.failed, rd.Message)
+		if !c.opts.Update.writesExisting() {
+			// Nothing retries a child Sync never writes again (a failed
+			// run stays failed until its key changes): a verdict.
+			r.failedFinal = true
+		}
 	case status.StateInProgress, status.StateTerminating:
 		r.progressing = append(r.progressing, rd.Message)
 	}
@@ -401,4 +414,10 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 			r.errs = append(r.errs, err)
 		}
 	}
+}
+
+// sameRun reports whether existing belongs to the run c wants: always,
+// unless c is a RunOnce child whose run key differs.
+func sameRun(c preparedChild, existing client.Object) bool {
+	return c.opts.Update != RunOnceStrategy || existing.GetAnnotations()[RunOnceAnnotation] == c.obj.GetAnnotations()[RunOnceAnnotation]
 }

@@ -49,6 +49,8 @@ func cutNote(note string) string {
 // (unless the sync function set a Ready=True of its own).
 func (r *syncRun[T]) summarise(parent status.Setter) {
 	switch {
+	case len(r.failed) > 0 && r.failedFinal:
+		status.MarkStalled(parent, "ChildFailed", listSome(r.failed))
 	case len(r.failed) > 0:
 		status.MarkNotReady(parent, "ChildFailed", listSome(r.failed))
 	case len(r.waits) > 0:
@@ -61,7 +63,7 @@ func (r *syncRun[T]) summarise(parent status.Setter) {
 		status.MarkReconciling(parent, "ChildProgressing", listSome(r.progressing))
 	case len(r.errs) == 0 && len(r.refusals) == 0 && !ownReady(parent):
 		n := len(r.readyMsgs)
-		status.MarkReady(parent, ReasonChildrenReady, fmt.Sprintf("%d of %d children ready: %s", n, n, listSome(r.readyMsgs)))
+		status.MarkReady(parent, ReasonChildrenReady, fmt.Sprintf("%d of %d children ready: %s", n, n, strings.Join(r.readyMsgs, "; ")))
 	}
 }
 

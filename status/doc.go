@@ -11,6 +11,14 @@
 //	func (w *WebApp) GetConditions() []metav1.Condition  { return w.Status.Conditions }
 //	func (w *WebApp) SetConditions(c []metav1.Condition) { w.Status.Conditions = c }
 //
+// A type that cannot get methods (a type from another module, a frozen
+// API, kubebuilder's tutorial types) is given to the same functions
+// through an [Accessor], with the same semantics:
+//
+//	s := status.Access(&cronJob, &cronJob.Status.Conditions).
+//		WithObservedGeneration(&cronJob.Status.ObservedGeneration) // if it has one
+//	status.SetError(s, err)
+//
 // A reconciler, kopgo's or a plain controller-runtime one:
 //
 //	func (r *WebAppReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,4 +137,52 @@ func ExampleReadinessOf() {
 	// InProgress RollingOut Deployment web: 1 of 3 replicas updated false
 	// Current Available Deployment web: 3 of 3 replicas available true
 	// Failed Stalled Widget w is stalled: Invalid: spec.size -1: must be positive
+}
+
+// A type from another module (here k8s.io/api's PodDisruptionBudget, whose
+// status has conditions and observedGeneration but none of the methods
+// this package asks for) gets the same handling through an accessor.
+func ExampleAccess() {
+	pdb := &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "web", Generation: 3}}
+	s := status.Access(pdb, &pdb.Status.Conditions).WithObservedGeneration(&pdb.Status.ObservedGeneration)
+
+	status.MarkReconciling(s, "Waiting", "1 of 3 pods healthy")
+	fmt.Println(status.IsTrue(s, status.Ready), status.IsCurrent(s))
+
+	status.SetError(s, nil) // the next reconcile succeeds
+	for _, c := range pdb.Status.Conditions {
+		fmt.Println(c.Type, c.Status, c.Reason, c.ObservedGeneration)
+	}
+	fmt.Println("observedGeneration:", pdb.Status.ObservedGeneration, "current:", status.IsCurrent(s))
+	// Output:
+	// false false
+	// Ready True Succeeded 3
+	// observedGeneration: 3 current: true
+}
+
+// Conditions kept in another shape than []metav1.Condition are read and
+// written through two functions; here a map by type.
+func ExampleAccessFuncs() {
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Generation: 1}}
+	byType := map[string]metav1.Condition{}
+	s := status.AccessFuncs(w,
+		func() []metav1.Condition {
+			var out []metav1.Condition
+			for _, t := range []string{status.Ready, status.Reconciling, status.Stalled} {
+				if c, ok := byType[t]; ok {
+					out = append(out, c)
+				}
+			}
+			return out
+		},
+		func(conds []metav1.Condition) {
+			clear(byType)
+			for _, c := range conds {
+				byType[c.Type] = c
+			}
+		})
+	status.SetError(s, koperrors.Terminal(errors.New("spec.size -1: must be positive")))
+	fmt.Println(byType[status.Stalled].Status, byType[status.Ready].Status, byType[status.Ready].Message)
+	// Output:
+	// True False spec.size -1: must be positive
 }

@@ -62,6 +62,7 @@ func Begin(obj Setter) (read []metav1.Condition) {
 // [Set].
 func Finish(obj Setter, read []metav1.Condition, err error) bool {
 	conds, settled := decide(read, obj.GetConditions(), obj.GetGeneration(), err, metav1.Now())
+	keepWrittenTransitions(obj, read, conds)
 	obj.SetConditions(conds)
 	changed := !slices.EqualFunc(conds, read, sameCondition)
 	if settled {
@@ -191,4 +192,54 @@ func reasonOf(err error) string {
 		return ""
 	}
 	return koperrors.KindOf(err).String()
+}
+
+// keepWrittenTransitions gives a condition that moved since read the
+// lastTransitionTime this process last wrote for it, when that write had
+// the same status and obj was read from a cache that has not caught up
+// with the write yet (its resourceVersion is not the write's). Without it
+// a reconcile on a stale read would date the same transition anew, and the
+// status would differ from what was written by that time alone: one more
+// write for nothing.
+func keepWrittenTransitions(obj Setter, read, conds []metav1.Condition) {
+	last, ok := writes.get(obj.GetUID())
+	if !ok || last.resourceVersion == obj.GetResourceVersion() {
+		return
+	}
+	written := writtenConditions(last.status)
+	for i := range conds {
+		c := &conds[i]
+		if j := slices.IndexFunc(read, func(o metav1.Condition) bool { return o.Type == c.Type }); j >= 0 && read[j].Status == c.Status {
+			continue // did not move
+		}
+		if w, ok := written[c.Type]; ok && w.Status == c.Status {
+			c.LastTransitionTime = w.LastTransitionTime
+		}
+	}
+}
+
+// writtenConditions reads the conditions out of a status as the write log
+// keeps it (JSON-shaped data).
+func writtenConditions(st any) map[string]metav1.Condition {
+	m, ok := st.(map[string]any)
+	if !ok {
+		return nil
+	}
+	list, _ := m["conditions"].([]any)
+	out := make(map[string]metav1.Condition, len(list))
+	for _, item := range list {
+		c, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		t, _ := c["type"].(string)
+		st, _ := c["status"].(string)
+		ltt, _ := c["lastTransitionTime"].(string)
+		var when metav1.Time
+		if err := when.UnmarshalQueryParameter(ltt); err != nil || t == "" {
+			continue
+		}
+		out[t] = metav1.Condition{Type: t, Status: metav1.ConditionStatus(st), LastTransitionTime: when}
+	}
+	return out
 }

@@ -201,3 +201,30 @@ func (o *obj) DeepCopyObject() runtime.Object {
 	c.conds = append([]metav1.Condition(nil), o.conds...)
 	return &c
 }
+
+// A reconcile that reads the object from a cache which has not seen this
+// process' last status write yet keeps the transition time of that write
+// for a condition that moved to the same status: the status then equals
+// what was written, and costs no second write.
+func TestFinishKeepsTheWrittenTransitionOnAStaleRead(t *testing.T) {
+	then := metav1.NewTime(time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC))
+	o := &obj{conds: []metav1.Condition{{Type: Ready, Status: metav1.ConditionUnknown, Reason: "RollingOut", LastTransitionTime: metav1.NewTime(then.Add(-time.Hour))}}}
+	o.SetUID("stale-read-uid")
+	o.SetResourceVersion("4")
+	o.SetGeneration(1)
+	writes.put(lastWrite{uid: "stale-read-uid", resourceVersion: "5", status: map[string]any{"conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "reason": "Succeeded", "lastTransitionTime": then.UTC().Format(time.RFC3339)},
+	}}})
+	defer writes.forget("stale-read-uid")
+	Finish(o, Begin(o), nil)
+	if r := o.conds[0]; r.Status != metav1.ConditionTrue || !r.LastTransitionTime.Equal(&then) {
+		t.Errorf("Ready = %+v, want True since %v, the written transition", r, then)
+	}
+	// Read up to date (the write's resourceVersion): the rule of Finish alone.
+	o.conds = []metav1.Condition{{Type: Ready, Status: metav1.ConditionUnknown, Reason: "RollingOut", LastTransitionTime: metav1.NewTime(then.Add(-time.Hour))}}
+	o.SetResourceVersion("5")
+	Finish(o, Begin(o), nil)
+	if r := o.conds[0]; r.LastTransitionTime.Equal(&then) {
+		t.Errorf("an up-to-date read took the written time: %+v", r)
+	}
+}

@@ -42,13 +42,16 @@ type Patcher struct {
 }
 
 // NewPatcher snapshots obj's status (and its UID and resourceVersion).
+// obj may be an [Accessor] of the object.
 func NewPatcher(obj client.Object) *Patcher {
+	obj = unwrap(obj)
 	before, err := statusOf(obj)
 	return &Patcher{uid: obj.GetUID(), resourceVersion: obj.GetResourceVersion(), before: before, err: err}
 }
 
 // Patch writes obj's status to its status subresource if it differs from
-// the snapshot, and reports whether it sent a request.
+// the snapshot, and reports whether it sent a request. obj may be an
+// [Accessor] of the object.
 //
 // The request is one server-side apply whose body is obj's apiVersion,
 // kind, name, namespace and whole status: scalars and conditions travel
@@ -82,6 +85,7 @@ func NewPatcher(obj client.Object) *Patcher {
 // object; their kind is that of the API error (koperrors.KindOf), except a
 // field-manager conflict under Force(false), which is Invalid.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object, opts ...client.SubResourceApplyOption) (bool, error) {
+	obj = unwrap(obj)
 	o := kopmeta.RefOf(obj)
 	switch {
 	case p.err != nil:

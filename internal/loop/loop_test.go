@@ -382,3 +382,79 @@ func TestDeletingObjectWithoutCleanupGetsNoStatusWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// deletingCleaner deletes its object during its first Reconcile (another
+// controller's finalizer holds it) and fails its first Cleanup.
+type deletingCleaner struct {
+	cleanups atomic.Int32
+}
+
+func (d *deletingCleaner) Reconcile(ctx context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), cluster.Client().Delete(ctx, w.DeepCopyObject().(*widget.Widget))
+}
+
+func (d *deletingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	if d.cleanups.Add(1) == 1 {
+		return reconciler.Done(), koperrors.Errorf(koperrors.Unavailable, "external system down")
+	}
+	return reconciler.Done(), nil
+}
+
+// An object deleted while its first Reconcile ran, and held by another
+// controller's finalizer, cannot take the loop's finalizer: its cleanup
+// runs at once, and when that fails, again on the next reconcile, although
+// no finalizer of the loop's is on it.
+func TestCleanupOfAnObjectDeletedBeforeItsFinalizerIsRetried(t *testing.T) {
+	d := &deletingCleaner{}
+	h := newHarness(t, d)
+	w := h.get()
+	w.Finalizers = []string{"other.io/hold"}
+	if err := cluster.Client().Update(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err == nil {
+		t.Fatal("the failing cleanup returned no error")
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	if n := d.cleanups.Load(); n != 2 {
+		t.Errorf("cleanups %d, want 2 (one failed, one retried)", n)
+	}
+	if _, err := h.reconcile(); err != nil || d.cleanups.Load() != 2 {
+		t.Errorf("a third reconcile: %v, cleanups %d; want nothing more", err, d.cleanups.Load())
+	}
+	got := h.get()
+	got.Finalizers = nil
+	if err := cluster.Client().Update(t.Context(), got); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// markingCleaner reports its own Ready and has a Cleanup hook.
+type markingCleaner struct{}
+
+func (markingCleaner) Reconcile(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+	status.MarkReady(w, "Mine", "set by the reconciler")
+	return reconciler.Done(), nil
+}
+
+func (markingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), nil
+}
+
+// The finalizer added after the first Reconcile does not cost the status
+// that Reconcile set: the first status write carries it.
+func TestFinalizerAddKeepsTheReconcilersStatus(t *testing.T) {
+	h := newHarness(t, markingCleaner{})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	got := h.get()
+	if len(got.Finalizers) != 1 {
+		t.Fatalf("finalizers %v", got.Finalizers)
+	}
+	if c := condition(got, status.Ready); c != "True/Mine" {
+		t.Errorf("Ready after the first reconcile = %s, want the reconciler's True/Mine", c)
+	}
+}

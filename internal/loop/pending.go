@@ -69,6 +69,14 @@ func (l *Loop[T]) added(uid types.UID) {
 	l.mu.Unlock()
 }
 
+// hasAdded reports whether this process added its finalizer to uid.
+func (l *Loop[T]) hasAdded(uid types.UID) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.finalized[uid]
+	return ok
+}
+
 // cleanedUp forgets uid and req's last state: its cleanup finished.
 func (l *Loop[T]) cleanedUp(req reconcile.Request, uid types.UID) {
 	l.mu.Lock()
@@ -86,4 +94,12 @@ func (l *Loop[T]) pendingCleanup(req reconcile.Request) (T, bool) {
 	defer l.mu.Unlock()
 	last, ok := l.lastState[req]
 	return last, ok
+}
+
+// owesCleanupOf reports whether obj, being deleted without the loop's
+// finalizer, still owes the cleanup a Reconcile of it started: its last
+// state is kept for req, with the same UID.
+func (l *Loop[T]) owesCleanupOf(req reconcile.Request, obj T) bool {
+	last, ok := l.pendingCleanup(req)
+	return ok && last.GetUID() == obj.GetUID()
 }

@@ -87,7 +87,7 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	}
 	out := settle(d, werr)
 	l.record(ctx, req, obj, a, out)
-	(*telemetry.Metrics)(l.o.Metrics).ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
+	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
 }
@@ -98,11 +98,21 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phase) attempt {
 	a := attempt{phase: ph}
 	if ph == phaseReconcile && kopmeta.IsBeingDeleted(obj) {
-		a.phase = phaseCleanup
-		if l.cleanup == nil || !finalizers.Has(obj, l.o.FinalizerName) {
+		switch {
+		case l.cleanup == nil:
+			a.phase = phaseNone
+		case finalizers.Has(obj, l.o.FinalizerName):
+			a.phase = phaseCleanup
+		case l.owesCleanupOf(req, obj):
+			// Deleted while its first Reconcile ran, before the finalizer
+			// was on, and that cleanup has not finished.
+			a.phase = phaseGone
+		default:
+			a.phase = phaseNone
+		}
+		if a.phase == phaseNone {
 			// Nothing of ours to clean up, and nothing to say about an
 			// object on its way out.
-			a.phase = phaseNone
 			return a
 		}
 	}
@@ -142,10 +152,13 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 // object invalid from the start is never held back by it). If the object
 // is gone or being deleted by then, its cleanup runs now.
 func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, obj T, a *attempt) {
-	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) || finalizers.Has(obj, l.o.FinalizerName) {
-		return
+	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) ||
+		finalizers.Has(obj, l.o.FinalizerName) || l.hasAdded(obj.GetUID()) {
+		return // (a cache that lags behind our own add shows none yet)
 	}
-	_, err := finalizers.Add(ctx, l.env.Client, obj, l.o.FinalizerName)
+	// A copy: the patch answers with the object as stored, which would
+	// overwrite the status the reconciler just set in obj.
+	_, err := finalizers.Add(ctx, l.env.Client, obj.DeepCopyObject().(T), l.o.FinalizerName)
 	if err == nil {
 		l.added(obj.GetUID())
 		return
@@ -156,13 +169,9 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, ob
 		return
 	}
 	// Deleted while Reconcile ran: what it made is cleaned up now, with
-	// the state it worked on.
-	a.gone = gone
-	if gone {
-		a.phase = phaseGone
-	} else {
-		a.phase = phaseCleanup
-	}
+	// the state it worked on (kept until the cleanup finishes; no
+	// finalizer of ours holds the object).
+	a.gone, a.phase = gone, phaseGone
 	l.runCleanup(ctx, req, obj, a)
 }
 
@@ -187,7 +196,9 @@ func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, 
 
 // live reads obj from the API server (not the cache, which may lag) and
 // reports whether it is gone (or replaced by another of the same name) or
-// being deleted. A failed read says neither.
+// being deleted. A failed read says neither. An operator without get on
+// its primary kind reads the cache instead (kubebuilder's markers for a
+// kind usually include get).
 func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 	var r client.Reader = l.env.Client
 	if l.env.Reader != nil {
@@ -195,6 +206,11 @@ func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 	}
 	cur := l.proto.DeepCopyObject().(T)
 	err := r.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	if apierrors.IsForbidden(err) && r != l.env.Client {
+		// No get on the primary kind: the cache's word, which may lag by
+		// the watch's delay.
+		err = l.env.Client.Get(ctx, client.ObjectKeyFromObject(obj), cur)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		return true, false

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	"github.com/kopgo/kopgo/examples/kubebuilder/api/v1alpha1"
+	kubebuilderv1 "github.com/kopgo/kopgo/examples/kubebuilder/api/v1"
 	"github.com/kopgo/kopgo/status"
 )
 
@@ -87,7 +87,7 @@ func TestHostileSpecs(t *testing.T) {
 			if settled[n] || s.refused != "" {
 				continue
 			}
-			var cs v1alpha1.ConfigSet
+			var cs kubebuilderv1.ConfigSet
 			if err := c.Get(ctx, client.ObjectKeyFromObject(s.obj), &cs); err != nil {
 				return false, err
 			}
@@ -184,7 +184,7 @@ func deleteAll(t *testing.T, ns string, specs []hostileSpec) {
 		}
 	}
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		var list v1alpha1.ConfigSetList
+		var list kubebuilderv1.ConfigSetList
 		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
 			return false, err
 		}
@@ -367,8 +367,8 @@ func (s hostileSpec) String() string {
 }
 
 // settled reports whether cs reached the state s expects, and if not, why.
-func (s hostileSpec) settled(cs *v1alpha1.ConfigSet) (bool, string) {
-	ready, stalled := status.Get(cs, status.Ready), status.Get(cs, status.Stalled)
+func (s hostileSpec) settled(cs *kubebuilderv1.ConfigSet) (bool, string) {
+	ready, stalled := status.Get(conds(cs), status.Ready), status.Get(conds(cs), status.Stalled)
 	state := fmt.Sprintf("generation %d, observed %d, conditions %s", cs.Generation, cs.Status.ObservedGeneration, conditions(cs))
 	if cs.Status.ObservedGeneration != cs.Generation {
 		return false, s.String() + ": not observed yet: " + state
@@ -390,7 +390,7 @@ func (s hostileSpec) settled(cs *v1alpha1.ConfigSet) (bool, string) {
 	return true, ""
 }
 
-func conditions(cs *v1alpha1.ConfigSet) string {
+func conditions(cs *kubebuilderv1.ConfigSet) string {
 	var b strings.Builder
 	for _, c := range cs.Status.Conditions {
 		fmt.Fprintf(&b, "[%s=%s %s: %s] ", c.Type, c.Status, c.Reason, shorten(c.Message))
@@ -455,7 +455,7 @@ func generateConfigSet(rng *rand.Rand, i int, ns string) hostileSpec {
 		{2, choice{what: "name ending in a dash", value: "cs-" + id + "-", refused: "name ends in a dash"}},
 	})
 	s := hostileSpec{obj: &unstructured.Unstructured{Object: map[string]any{}}}
-	s.obj.SetAPIVersion(v1alpha1.GroupVersion.String())
+	s.obj.SetAPIVersion(kubebuilderv1.GroupVersion.String())
 	s.obj.SetKind("ConfigSet")
 	s.obj.SetNamespace(ns)
 	s.obj.SetName(name.value.(string))

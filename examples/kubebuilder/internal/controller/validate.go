@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/kopgo/kopgo/examples/kubebuilder/api/v1alpha1"
+	kubebuilderv1 "github.com/kopgo/kopgo/examples/kubebuilder/api/v1"
 )
 
 // maxDataBytes is the most an entry's values may hold in total: what a
@@ -27,7 +27,7 @@ const maxDataBytes = corev1.MaxSecretSize
 // ConfigSet may hold more), and characters in values that server-side
 // apply cannot carry (checking those in CEL costs more than the API server
 // allows for values of that size).
-func validate(cs *v1alpha1.ConfigSet) field.ErrorList {
+func validate(cs *kubebuilderv1.ConfigSet) field.ErrorList {
 	var errs field.ErrorList
 	// The API server accepts any DNS subdomain (253 characters) as a
 	// name; the ConfigMaps carry it as a label value (63).

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
-	"github.com/kopgo/kopgo/examples/kubebuilder/api/v1alpha1"
+	kubebuilderv1 "github.com/kopgo/kopgo/examples/kubebuilder/api/v1"
 	"github.com/kopgo/kopgo/owners"
 )
 
@@ -27,7 +27,7 @@ import (
 var fuzzScheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
-	utilruntime.Must(v1alpha1.AddToScheme(s))
+	utilruntime.Must(kubebuilderv1.AddToScheme(s))
 	return s
 }()
 
@@ -59,10 +59,10 @@ func FuzzValidate(f *testing.F) {
 	f.Add("app", "ns", "web", "del=a\x7f\nc1=\u009b\nnc=\ufffe\uffff", uint32(0))
 	f.Add("app", "ns", "web", "k\x7f=v\nk\u0085=v\n\xff=\xfe", uint32(0))
 	f.Fuzz(func(t *testing.T, name, namespace, entries, data string, pad uint32) {
-		cs := &v1alpha1.ConfigSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("uid-1")}}
+		cs := &kubebuilderv1.ConfigSet{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("uid-1")}}
 		if entries != "" {
 			for e := range strings.SplitSeq(entries, "\n") {
-				cs.Spec.Configs = append(cs.Spec.Configs, v1alpha1.ConfigEntry{Name: e})
+				cs.Spec.Configs = append(cs.Spec.Configs, kubebuilderv1.ConfigEntry{Name: e})
 			}
 		}
 		if data != "" && len(cs.Spec.Configs) > 0 {
@@ -95,7 +95,7 @@ func FuzzValidate(f *testing.F) {
 }
 
 // namesConfigSetField reports whether path is a field validate may name.
-func namesConfigSetField(path string, cs *v1alpha1.ConfigSet) bool {
+func namesConfigSetField(path string, cs *kubebuilderv1.ConfigSet) bool {
 	if path == "metadata.name" {
 		return true
 	}
@@ -117,7 +117,7 @@ func namesConfigSetField(path string, cs *v1alpha1.ConfigSet) bool {
 // checkConfigMaps fails t unless the ConfigMaps of cs (valid per validate)
 // pass the API server's checks of names, labels, keys and sizes, and their
 // apply requests read as YAML say what they say as JSON.
-func checkConfigMaps(t *testing.T, cs *v1alpha1.ConfigSet) {
+func checkConfigMaps(t *testing.T, cs *kubebuilderv1.ConfigSet) {
 	t.Helper()
 	label, err := owners.OwnerLabel(ConfigSetLabel, cs)
 	if err != nil {

@@ -1,7 +1,8 @@
-package v1alpha1
+package v1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ConfigSet keeps one ConfigMap per entry of Spec.Configs, named
@@ -74,18 +75,6 @@ type ConfigSetStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
-// GetConditions implements kopgo's status.Getter.
-func (c *ConfigSet) GetConditions() []metav1.Condition { return c.Status.Conditions }
-
-// SetConditions implements kopgo's status.Setter.
-func (c *ConfigSet) SetConditions(conds []metav1.Condition) { c.Status.Conditions = conds }
-
-// GetObservedGeneration implements kopgo's status.ObservedGenerationAccessor.
-func (c *ConfigSet) GetObservedGeneration() int64 { return c.Status.ObservedGeneration }
-
-// SetObservedGeneration implements kopgo's status.ObservedGenerationAccessor.
-func (c *ConfigSet) SetObservedGeneration(g int64) { c.Status.ObservedGeneration = g }
-
 // ConfigSetList is a list of ConfigSets.
 //
 // +kubebuilder:object:root=true
@@ -94,4 +83,11 @@ type ConfigSetList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	// Items are the ConfigSets.
 	Items []ConfigSet `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(SchemeGroupVersion, &ConfigSet{}, &ConfigSetList{})
+		return nil
+	})
 }
