@@ -381,7 +381,7 @@ func measureAll(ctx context.Context, o options) (results, error) {
 		res.points = append(res.points, p)
 	}
 	res.table = report(vs, res.points, o, load0, loadavg(), time.Since(start))
-	if o.chart != "" {
+	if o.chart != "" && len(res.points) > 1 {
 		if err := drawChart(o.chart, vs, res.points); err != nil {
 			return results{}, err
 		}

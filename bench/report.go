@@ -69,7 +69,7 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 
 	latencySection(p, vs, base, o)
 	ownWritesSection(p, vs, base)
-	heapSection(p, vs, base)
+	heapSection(p, vs, base, o)
 
 	p("\n## One reconcile of a converged parent (Go benchmark)\n\n")
 	p("testing.Benchmark calling the variant's reconcile.Reconciler for one converged parent, on the running manager's cache (first round only).\n\n")
@@ -89,14 +89,14 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 
 // heapSection renders the heap per parent at one N, its spread and its
 // cross-check against the cache.
-func heapSection(p func(string, ...any), vs []variant, pt point) {
+func heapSection(p func(string, ...any), vs []variant, pt point, o options) {
 	p("\n## Heap per parent\n\n")
 	p("What a manager holds: the live heap (two runtime.GC, then HeapAlloc) once a freshly started manager has synced its cache, "+
 		"reconciled every converged parent and is idle, minus the live heap before it started, minus the same controller's growth on an empty namespace "+
 		"(fixed: informers, clients, REST mapper, queue), divided by N. Full: the cache as each variant runs it (kopgo's D and E keep only their own "+
 		"managedFields entry, apply.KeepManagedFields, as Builder.Run does; B and C keep every entry). Stripped: the cache drops managedFields "+
 		"(cache.TransformStripManagedFields). Each round reads it on %d managers; the cell is the median (min–max) of all readings and the spread "+
-		"is (max−min)/median.\n\n", max(len(firstHeap(pt)), 1))
+		"is (max−min)/median.\n\n", max(o.heapRepeats, 1))
 	p("| variant | full objects | spread | managedFields stripped | fixed (empty namespace) | kept after stop |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, v := range vs {
 		s := pt.samples[v.key]
@@ -128,16 +128,6 @@ func heapSection(p func(string, ...any), vs []variant, pt point) {
 			c.objects["Widget"], c.objects["ConfigMap"], c.objects["Secret"], c.objects["Service"],
 			float64(c.jsonBytes)/n/1024, float64(c.decoded)/n/1024, h/1024, (h-float64(c.decoded)/n)/1024)
 	}
-}
-
-// firstHeap returns the heap readings of the point's first sample.
-func firstHeap(pt point) []float64 {
-	for _, s := range pt.samples {
-		if len(s) > 0 {
-			return s[0].heap.perParent
-		}
-	}
-	return nil
 }
 
 // heapReadings returns every full heap reading of the samples.
@@ -177,6 +167,9 @@ func joinN(points []point, f func(point) string) string {
 // scaleSection renders the per-parent figures at each N, and links the
 // chart.
 func scaleSection(p func(string, ...any), vs []variant, points []point, o options) {
+	if len(points) < 2 {
+		return // one N: the sections above say it all
+	}
 	p("\n## Scale\n\n")
 	p("Per-parent cost at each N (medians over that N's rounds): converge wall time, this process's CPU time (the controller, its clients and the " +
 		"watch that times it; the API server and etcd are other processes) and requests divided by N, the mean time the API server took to answer a " +
