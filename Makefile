@@ -165,8 +165,9 @@ demo: testkit-bin $(CONTROLLER_GEN) ## Run the WebApp operator on a local cluste
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo $(DEMO_FLAGS)
 
 .PHONY: test
-test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race.
+test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race, the bench module's too.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	cd bench && KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 RELIABILITY_N ?= 200
 RELIABILITY_TIMEOUT ?= 60m
@@ -175,29 +176,34 @@ RELIABILITY_TIMEOUT ?= 60m
 test-reliability: testkit-bin ## Run the reliability suite (test/reliability): RELIABILITY_N WebApps per scenario (default 200; 20 for the short variant), RELIABILITY_WRITE=1 writes its RESULTS.md.
 	RELIABILITY_N=$(RELIABILITY_N) KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -v -timeout $(RELIABILITY_TIMEOUT) ./test/reliability/...
 
-BENCH_N ?= 500
+# Parents per variant, one measurement per N; N:r measures that N in r
+# rounds instead of BENCH_ROUNDS.
+BENCH_SCALE ?= 500,2000,5000
 BENCH_ROUNDS ?= 3
 
 .PHONY: bench
-bench: testkit-bin ## Measure kopgo against baselines on a local control plane; writes bench/RESULTS.md (BENCH_N, BENCH_ROUNDS).
-	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) BENCH_N=$(BENCH_N) BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) run ./bench -out bench/RESULTS.md
+bench: testkit-bin ## Measure kopgo against baselines on a local control plane at each N of BENCH_SCALE; writes bench/RESULTS.md and bench/scale.png (BENCH_SCALE, BENCH_ROUNDS).
+	cd bench && KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) BENCH_SCALE=$(BENCH_SCALE) BENCH_ROUNDS=$(BENCH_ROUNDS) $(GO) run . -out RESULTS.md
 
 .PHONY: bench-micro
 bench-micro: testkit-bin ## Run the packages' Go micro-benchmarks (go test -bench) against the real API server.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml).
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml) on the library and the bench module.
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
+	cd bench && $(GOLANGCI_LINT) run --allow-parallel-runners --config ../.golangci.yml ./...
 
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code (gofmt and goimports through golangci-lint).
 	$(GOLANGCI_LINT) fmt ./...
+	cd bench && $(GOLANGCI_LINT) fmt --config ../.golangci.yml ./...
 
 .PHONY: tidy
-tidy: ## Tidy go.mod and go.sum of the library and the tools module.
+tidy: ## Tidy go.mod and go.sum of the library, the tools module and the bench module.
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
+	cd bench && $(GO) mod tidy
 
 .PHONY: clean
 clean: ## Remove built tools (bin/).

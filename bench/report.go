@@ -4,20 +4,25 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"time"
 )
 
-// report renders the results as markdown.
-func report(vs []variant, samples map[string][]sample, benches map[string]goBench, o options, load0, load1 string, took time.Duration) string {
+// report renders the results as markdown: every figure at the scale's
+// first N, the per-parent figures at each N, and the targets.
+func report(vs []variant, points []point, o options, load0, load1 string, took time.Duration) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	base := points[0]
 	p("# kopgo benchmark results\n\n")
-	p("Produced by `make bench` (`go run ./bench`); what each figure means and how it is measured: [bench/README.md](README.md).\n\n")
-	p("N=%d parents per variant, 3 children each (ConfigMap, Secret, Service), %d workers, no client-side rate limit; "+
-		"%d rounds, variants interleaved. Each cell: **median** (min) over rounds.\n\n", o.n, workers, o.rounds)
+	p("Produced by `make bench` (`go run .` in bench/); what each figure means and how it is measured: [bench/README.md](README.md).\n\n")
+	p("Scale: N = %s parents per variant (rounds at each N: %s), 3 children each (ConfigMap, Secret, Service), %d workers, no client-side rate limit; "+
+		"variants interleaved in each round. Each cell: **median** (min) over rounds. The sections below the machine are at N=%d; "+
+		"[Scale](#scale) has the per-parent figures at each N.\n\n", joinN(points, func(p point) string { return fmt.Sprint(p.n) }),
+		joinN(points, func(p point) string { return fmt.Sprint(p.rounds) }), workers, base.n)
 	p("| machine | |\n|---|---|\n")
 	p("| date | %s |\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	p("| CPU | %s |\n", cpuModel())
@@ -27,6 +32,7 @@ func report(vs []variant, samples map[string][]sample, benches map[string]goBenc
 	p("| run time | %s |\n\n", took.Round(time.Second))
 
 	name := func(v variant) string { return v.key + " " + v.name }
+	samples, benches := base.samples, base.benches
 
 	p("## Converge from empty\n\n")
 	p("From the operator's start (parents exist, no children) until a watch sees every parent Ready with all three children; " +
@@ -61,32 +67,9 @@ func report(vs []variant, samples map[string][]sample, benches map[string]goBenc
 			intCell(s, func(x sample) int64 { return x.resyncChanged }))
 	}
 
-	p("\n## Change latency\n\n")
-	p("%d parents per round get a new spec.size, one after the other; from the write until a watch sees all three children carry it. "+
-		"For A, the client writes the three children itself.\n\n", min(o.changes, o.n))
-	p("| variant | p50 | p99 |\n|---|---:|---:|\n")
-	for _, v := range vs {
-		s := samples[v.key]
-		p("| %s | %s | %s |\n", name(v),
-			durCell(s, func(x sample) time.Duration { return quantile(x.latencies, 0.50) }),
-			durCell(s, func(x sample) time.Duration { return quantile(x.latencies, 0.99) }))
-	}
-
-	p("\n## Heap per parent\n\n")
-	p("Live heap (after runtime.GC) with the manager running and its cache populated, minus the live heap once it stopped, divided by N. " +
-		"Full: the cache as each variant runs it (kopgo's D and E keep only their own managedFields entry, apply.KeepManagedFields, as Builder.Run does; A-C keep every entry). " +
-		"Stripped: the cache drops managedFields (cache.TransformStripManagedFields as DefaultTransform).\n\n")
-	p("| variant | full objects | managedFields stripped |\n|---|---:|---:|\n")
-	for _, v := range vs {
-		s := samples[v.key]
-		if v.setup == nil {
-			p("| %s | – | – |\n", name(v))
-			continue
-		}
-		p("| %s | %s | %s |\n", name(v),
-			kibCell(s, func(x sample) float64 { return x.heapFull }),
-			kibCell(s, func(x sample) float64 { return x.heapStripped }))
-	}
+	latencySection(p, vs, base, o)
+	ownWritesSection(p, vs, base)
+	heapSection(p, vs, base, o)
 
 	p("\n## One reconcile of a converged parent (Go benchmark)\n\n")
 	p("testing.Benchmark calling the variant's reconcile.Reconciler for one converged parent, on the running manager's cache (first round only).\n\n")
@@ -98,63 +81,186 @@ func report(vs []variant, samples map[string][]sample, benches map[string]goBenc
 		}
 		p("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", name(v), gb.nsPerOp, gb.allocsPerOp, gb.bytesPerOp, gb.requestsPerOp, gb.writesPerOp)
 	}
-	targets(p, samples, benches)
+	profileSection(p, vs, benches)
+	scaleSection(p, vs, points, o)
+	targets(p, points)
 	return b.String()
 }
 
-// targets renders issue 14's targets for kopgo's variants (D and E) against
-// the baselines of the same run, from the medians above: met or missed, and
-// by how much.
-func targets(p func(string, ...any), samples map[string][]sample, benches map[string]goBench) {
-	const floor, careful = "A", "C"
-	if len(samples[floor]) == 0 || len(samples[careful]) == 0 {
-		return
-	}
-	p("\n## Targets\n\n")
-	p("Issue 14's targets, from the medians above (ratios in this run). A missed target is said so; why is in the README's Performance section.\n\n")
-	p("| target | variant | figure | verdict |\n|---|---|---|---|\n")
-	verdict := func(ok bool) string {
-		if ok {
-			return "met"
-		}
-		return "**missed**"
-	}
-	medDur := func(key string, f func(sample) time.Duration) time.Duration {
-		xs := make([]time.Duration, 0, len(samples[key]))
-		for _, x := range samples[key] {
-			xs = append(xs, f(x))
-		}
-		slices.Sort(xs)
-		return median(xs)
-	}
-	medF := func(key string, f func(sample) float64) float64 {
-		xs := make([]float64, 0, len(samples[key]))
-		for _, x := range samples[key] {
-			xs = append(xs, f(x))
-		}
-		slices.Sort(xs)
-		return median(xs)
-	}
-	wall := func(x sample) time.Duration { return x.convergeWall }
-	p99 := func(x sample) time.Duration { return quantile(x.latencies, 0.99) }
-	for _, key := range []string{"D", "E"} {
-		if len(samples[key]) == 0 {
+// heapSection renders the heap per parent at one N, its spread and its
+// cross-check against the cache.
+func heapSection(p func(string, ...any), vs []variant, pt point, o options) {
+	p("\n## Heap per parent\n\n")
+	p("What a manager holds: the live heap (two runtime.GC, then HeapAlloc) once a freshly started manager has synced its cache, "+
+		"reconciled every converged parent and is idle, minus the live heap before it started, minus the same controller's growth on an empty namespace "+
+		"(fixed: informers, clients, REST mapper, queue), divided by N. Full: the cache as each variant runs it (kopgo's D and E keep only their own "+
+		"managedFields entry, apply.KeepManagedFields, as Builder.Run does; B and C keep every entry). Stripped: the cache drops managedFields "+
+		"(cache.TransformStripManagedFields). Each round reads it on %d managers; the cell is the median (min–max) of all readings and the spread "+
+		"is (max−min)/median.\n\n", max(o.heapRepeats, 1))
+	p("| variant | full objects | spread | managedFields stripped | fixed (empty namespace) | kept after stop |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, v := range vs {
+		s := pt.samples[v.key]
+		if v.setup == nil {
+			p("| %s %s | – | – | – | – | – |\n", v.key, v.name)
 			continue
 		}
-		writes := medF(key, func(x sample) float64 { return float64(x.resync.writes) })
-		p("| no-op resync after a restart: 0 writes | %s | %.0f writes | %s |\n", key, writes, verdict(writes == 0))
-		w, wa, wc := medDur(key, wall), medDur(floor, wall), medDur(careful, wall)
-		p("| converge within 1.3× the floor | %s | %.2f× | %s |\n", key, float64(w)/float64(wa), verdict(float64(w) <= 1.3*float64(wa)))
-		p("| converge no slower than C | %s | %.2f× C | %s |\n", key, float64(w)/float64(wc), verdict(w <= wc))
-		l, lc := medDur(key, p99), medDur(careful, p99)
-		p("| change latency p99 no worse than C | %s | %s vs %s (%.2f×) | %s |\n", key, fmtDur(l), fmtDur(lc), float64(l)/float64(lc), verdict(l <= lc))
-		h, hc := medF(key, func(x sample) float64 { return x.heapFull }), medF(careful, func(x sample) float64 { return x.heapFull })
-		p("| heap per parent no worse than C | %s | %.1f vs %.1f KiB (%.2f×) | %s |\n", key, h/1024, hc/1024, h/hc, verdict(h <= hc))
-		gb, gc := benches[key], benches[careful]
-		if gb.nsPerOp > 0 && gc.nsPerOp > 0 {
-			cpu, allocs := gb.nsPerOp/gc.nsPerOp, gb.allocsPerOp/gc.allocsPerOp
-			p("| one reconcile at most 1.1× C (CPU, allocations) | %s | %.2f× CPU, %.2f× allocs | %s |\n", key, cpu, allocs, verdict(cpu <= 1.1 && allocs <= 1.1))
+		all := heapReadings(s)
+		p("| %s %s | %s | %s | %s | %s | %s |\n", v.key, v.name, rangeKiB(all), spread(all),
+			kibCell(s, func(x sample) float64 { return x.heap.stripped }),
+			kibCell(s, func(x sample) float64 { return x.heap.fixed }),
+			kibCell(s, func(x sample) float64 { return x.heap.retained }))
+	}
+	p("\nFixed is the controller's whole growth on an empty namespace (not per parent); kept after stop is the largest growth a stopped manager left behind, per parent " +
+		"(near zero unless something outlives the manager).\n\n")
+	p("Cross-check against the cache (first reading of the first round): the objects the manager's cache held, and what fresh copies of them take on the heap " +
+		"(each object's JSON decoded into a new object, between two heap readings). The rest of the heap per parent is the informers' indexes and keys and what " +
+		"the controller itself remembers (kopgo's Applier records its last apply of each child; status its last write of each parent).\n\n")
+	p("| variant | objects in the cache (Widget, ConfigMap, Secret, Service) | JSON per parent | copies per parent | heap per parent | rest per parent |\n|---|---|---:|---:|---:|---:|\n")
+	for _, v := range vs {
+		s := pt.samples[v.key]
+		if v.setup == nil || len(s) == 0 {
+			continue
 		}
+		c := s[0].heap.cache
+		h := s[0].heap.perParent[0]
+		n := float64(pt.n)
+		p("| %s %s | %d, %d, %d, %d | %.1f KiB | %.1f KiB | %.1f KiB | %.1f KiB |\n", v.key, v.name,
+			c.objects["Widget"], c.objects["ConfigMap"], c.objects["Secret"], c.objects["Service"],
+			float64(c.jsonBytes)/n/1024, float64(c.decoded)/n/1024, h/1024, (h-float64(c.decoded)/n)/1024)
+	}
+}
+
+// heapReadings returns every full heap reading of the samples.
+func heapReadings(s []sample) []float64 {
+	var all []float64
+	for _, x := range s {
+		all = append(all, x.heap.perParent...)
+	}
+	slices.Sort(all)
+	return all
+}
+
+// rangeKiB is "median (min–max)" of sorted bytes, in KiB.
+func rangeKiB(sorted []float64) string {
+	if len(sorted) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("**%.1f KiB** (%.1f–%.1f)", median(sorted)/1024, sorted[0]/1024, sorted[len(sorted)-1]/1024)
+}
+
+// spread is (max-min)/median of sorted values, in per cent.
+func spread(sorted []float64) string {
+	if len(sorted) < 2 || median(sorted) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f%%", 100*(sorted[len(sorted)-1]-sorted[0])/median(sorted))
+}
+
+func joinN(points []point, f func(point) string) string {
+	out := make([]string, len(points))
+	for i, p := range points {
+		out[i] = f(p)
+	}
+	return strings.Join(out, ", ")
+}
+
+// scaleSection renders the per-parent figures at each N, and links the
+// chart.
+func scaleSection(p func(string, ...any), vs []variant, points []point, o options) {
+	if len(points) < 2 {
+		return // one N: the sections above say it all
+	}
+	p("\n## Scale\n\n")
+	p("Per-parent cost at each N (medians over that N's rounds): converge wall time, this process's CPU time (the controller, its clients and the " +
+		"watch that times it; the API server and etcd are other processes) and requests divided by N, the mean time the API server took to answer a " +
+		"write, heap per parent as above, and one reconcile of a converged parent (the Go benchmark, first round at each N). The last column is the " +
+		"largest N's figure over the smallest's: a cost that does not grow with N stays near 1. Wall time also grows when the API server answers more " +
+		"slowly (the floor, A, shows how much); CPU per parent, requests per parent and the reconcile's time grow only with work the controller does.\n\n")
+	if o.chart != "" && o.out != "" {
+		if rel, err := filepath.Rel(filepath.Dir(o.out), o.chart); err == nil {
+			p("![Converge time and heap per parent against N](%s)\n\n", filepath.ToSlash(rel))
+		}
+	}
+	first, last := points[0], points[len(points)-1]
+	header := func(what string) {
+		cols := make([]string, len(points))
+		for i, pt := range points {
+			cols[i] = fmt.Sprintf("N=%d", pt.n)
+		}
+		p("| %s | %s | %d over %d |\n|---|%s---:|\n", what, strings.Join(cols, " | "), last.n, first.n, strings.Repeat("---:|", len(points)))
+	}
+	row := func(v variant, f func(point, variant) (float64, bool), format string) {
+		cells := make([]string, len(points))
+		for i, pt := range points {
+			if x, ok := f(pt, v); ok {
+				cells[i] = fmt.Sprintf(format, x)
+			} else {
+				cells[i] = "–"
+			}
+		}
+		ratio := "–"
+		if a, ok := f(first, v); ok && a > 0 {
+			if z, ok := f(last, v); ok {
+				ratio = fmt.Sprintf("%.2f×", z/a)
+			}
+		}
+		p("| %s %s | %s | %s |\n", v.key, v.name, strings.Join(cells, " | "), ratio)
+	}
+	for _, fig := range scaleFigures() {
+		header(fig.title)
+		for _, v := range vs {
+			row(v, fig.value, fig.format)
+		}
+		p("\n")
+	}
+}
+
+// scaleFigure is one per-parent figure of the Scale section and the chart.
+type scaleFigure struct {
+	key, title, format string
+	value              func(point, variant) (float64, bool)
+}
+
+func scaleFigures() []scaleFigure {
+	med := func(pt point, key string, f func(sample) float64) (float64, bool) {
+		s := pt.samples[key]
+		if len(s) == 0 {
+			return 0, false
+		}
+		xs := make([]float64, len(s))
+		for i, x := range s {
+			xs[i] = f(x)
+		}
+		slices.Sort(xs)
+		return median(xs), true
+	}
+	return []scaleFigure{
+		{key: "wall", title: "converge wall per parent (ms)", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeWall) / float64(pt.n) / 1e6 })
+		}},
+		{key: "cpu", title: "converge CPU of this process per parent (ms)", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeCPU) / float64(pt.n) / 1e6 })
+		}},
+		{key: "writeMean", title: "converge: mean time of a write request (ms)", format: "%.1f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.convergeWriteMean) / 1e6 })
+		}},
+		{key: "requests", title: "converge requests per parent", format: "%.2f", value: func(pt point, v variant) (float64, bool) {
+			return med(pt, v.key, func(x sample) float64 { return float64(x.converge.requests) / float64(pt.n) })
+		}},
+		{key: "heap", title: "heap per parent (KiB)", format: "%.1f", value: func(pt point, v variant) (float64, bool) {
+			if v.setup == nil {
+				return 0, false
+			}
+			all := heapReadings(pt.samples[v.key])
+			if len(all) == 0 {
+				return 0, false
+			}
+			return median(all) / 1024, true
+		}},
+		{key: "reconcile", title: "one reconcile of a converged parent (µs)", format: "%.0f", value: func(pt point, v variant) (float64, bool) {
+			gb, ok := pt.benches[v.key]
+			return gb.nsPerOp / 1e3, ok
+		}},
 	}
 }
 
@@ -244,4 +350,38 @@ func cpuModel() string {
 		}
 	}
 	return runtime.GOARCH
+}
+
+// profileSection renders the top five of each Go benchmark's CPU and
+// allocation profiles.
+func profileSection(p func(string, ...any), vs []variant, benches map[string]goBench) {
+	p("\n## Where one converged reconcile's time and allocations go\n\n")
+	p("The Go benchmark's CPU profile and allocation profile (allocated objects during the benchmark), each sample charged to the innermost " +
+		"function that is not the runtime's, so that a function's share includes the allocation and garbage collection it caused; the garbage " +
+		"collector's own work and the scheduler are \"runtime\". The whole process is sampled (its informers are idle). Top five, share of the total.\n\n")
+	p("| variant | CPU | allocations |\n|---|---|---|\n")
+	list := func(es []profileEntry) string {
+		out := make([]string, len(es))
+		for i, e := range es {
+			out[i] = fmt.Sprintf("%.0f%% `%s`", 100*e.share, e.function)
+		}
+		return strings.Join(out, "<br>")
+	}
+	for _, v := range vs {
+		gb, ok := benches[v.key]
+		if !ok || v.key == "B" {
+			continue
+		}
+		p("| %s %s | %s | %s |\n", v.key, v.name, list(gb.cpuTop), list(gb.allocTop))
+	}
+}
+
+// figure returns the scale figure named key.
+func figure(key string) scaleFigure {
+	for _, f := range scaleFigures() {
+		if f.key == key {
+			return f
+		}
+	}
+	panic("no scale figure " + key)
 }
