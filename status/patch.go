@@ -77,7 +77,10 @@ func NewPatcher(obj client.Object) *Patcher {
 // the object's status since the snapshot's resourceVersion (the cache had
 // not yet caught up with that write when the object was read) and the
 // status differs from what was written, Patch sends even when obj equals
-// the snapshot: see "Stale caches" in the package documentation.
+// the snapshot; when the snapshot is the very version this process' last
+// write was based on and the status equals that write, Patch sends
+// nothing, though it differs from the snapshot: see "Stale caches" in the
+// package documentation.
 //
 // On success obj's resourceVersion is the one the server returned and the
 // Patcher's snapshot becomes the status sent, so a second Patch in the
@@ -128,36 +131,39 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	}
 	rv := u.GetResourceVersion()
 	obj.SetResourceVersion(rv)
+	basedOn := p.resourceVersion
 	p.before, p.resourceVersion = after, rv
 	if uid := u.GetUID(); uid != "" {
-		writes.put(lastWrite{uid: uid, resourceVersion: rv, status: after})
+		writes.put(lastWrite{uid: uid, resourceVersion: rv, basedOn: basedOn, status: after})
 	}
 	return true, nil
 }
 
 // mustSend decides whether status after must be written. The snapshot is
 // the server's status as of the read; the write log knows whether this
-// process wrote a status the read did not include yet. Remembering can only
-// turn a skip into a send (that the server answers without a new
-// resourceVersion when nothing differs), never the reverse.
+// process wrote a status the read did not include yet, or that the read is
+// the version our last write started from.
 func (p *Patcher) mustSend(after any) bool {
-	if !equality.Semantic.DeepEqual(p.before, after) {
-		return true
+	changed := !equality.Semantic.DeepEqual(p.before, after)
+	var last lastWrite
+	ok := false
+	if p.uid != "" {
+		last, ok = writes.get(p.uid)
 	}
-	if p.uid == "" {
-		return false
-	}
-	last, ok := writes.get(p.uid)
 	switch {
 	case !ok:
-		return false
+		return changed
 	case last.resourceVersion == p.resourceVersion:
-		writes.forget(p.uid) // the read already includes our last write
-		return false
-	default:
-		// The read may predate our last write: skip only if that write
-		// holds the same status.
+		writes.forget(p.uid) // the read includes our last write
+		return changed
+	case last.basedOn == p.resourceVersion:
+		// The read is the version our last write started from: the server
+		// holds what we wrote, whatever the read says.
 		return !equality.Semantic.DeepEqual(last.status, after)
+	default:
+		// The read may predate our last write: an unchanged status is
+		// skipped only if that write holds the same.
+		return changed || !equality.Semantic.DeepEqual(last.status, after)
 	}
 }
 

@@ -16,6 +16,7 @@ const maxWrites = 10000
 type lastWrite struct {
 	uid             types.UID
 	resourceVersion string // returned by the API server for the write
+	basedOn         string // of the object as read before the write
 	status          any    // the status sent, as unstructured data
 }
 

@@ -180,10 +180,10 @@ func TestHostileSpecs(t *testing.T) {
 	maxBad := 0
 	for _, s := range specs {
 		key := s.obj.GetNamespace() + "/" + s.obj.GetName()
-		before, afterSettle := traffic.count(key)
+		before, afterSettle, late := traffic.count(key)
 		after += afterSettle
 		if afterSettle > 0 {
-			t.Errorf("%s: %d requests after it settled, want none", shorten(key), afterSettle)
+			t.Errorf("%s: %d requests after it settled, want none: %v", shorten(key), afterSettle, late)
 		}
 		if len(s.want) > 0 {
 			stalled++
@@ -258,11 +258,11 @@ func longNamespace(t *testing.T) string {
 // matching selector, and counts its requests about each WebApp.
 func startHostileOperator(t *testing.T, name, registry, selector string) *objectTraffic {
 	t.Helper()
-	traffic := &objectTraffic{registry: registry, before: map[string]int{}, after: map[string]int{}, settled: map[string]bool{}}
+	traffic := &objectTraffic{registry: registry, before: map[string]int{}, after: map[string]int{}, settled: map[string]bool{}, late: map[string][]string{}}
 	cfg := rest.CopyConfig(cluster.Config)
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
-			traffic.record(r.URL)
+			traffic.record(r.Method, r.URL)
 			return rt.RoundTrip(r)
 		})
 	})
@@ -291,11 +291,12 @@ type objectTraffic struct {
 	before   map[string]int // by namespace/name
 	after    map[string]int
 	settled  map[string]bool
+	late     map[string][]string // by namespace/name: the requests after it settled
 }
 
 // record counts a request to a WebApp or one of its children by the path
 // /apis/<group>/<version>/namespaces/<ns>/<resource>/<name>[/status].
-func (o *objectTraffic) record(u *url.URL) {
+func (o *objectTraffic) record(method string, u *url.URL) {
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	i := slices.Index(parts, "namespaces")
 	if i < 0 || len(parts) < i+4 {
@@ -317,6 +318,7 @@ func (o *objectTraffic) record(u *url.URL) {
 	defer o.mu.Unlock()
 	if o.settled[key] {
 		o.after[key]++
+		o.late[key] = append(o.late[key], method+" "+shorten(u.Path))
 	} else {
 		o.before[key]++
 	}
@@ -328,10 +330,10 @@ func (o *objectTraffic) settle(key string) {
 	o.settled[key] = true
 }
 
-func (o *objectTraffic) count(key string) (before, after int) {
+func (o *objectTraffic) count(key string) (before, after int, late []string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.before[key], o.after[key]
+	return o.before[key], o.after[key], o.late[key]
 }
 
 // fakeDeploymentController plays the Deployment controller, absent from a
