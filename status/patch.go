@@ -37,16 +37,61 @@ import (
 type Patcher struct {
 	uid             types.UID
 	resourceVersion string // of the object as read, then of the last write
-	before          any    // the status as read, then as last written, as unstructured data
-	err             error  // converting the object failed
+	// The status as read, then as last written: a typed deep copy when the
+	// status type has a DeepCopy method (converted only when a comparison
+	// needs it), else unstructured data.
+	typed     reflect.Value
+	before    any
+	converted bool  // before holds the snapshot
+	err       error // converting the object failed
 }
 
 // NewPatcher snapshots obj's status (and its UID and resourceVersion).
 // obj may be an [Accessor] of the object.
 func NewPatcher(obj client.Object) *Patcher {
 	obj = unwrap(obj)
-	before, err := statusOf(obj)
-	return &Patcher{uid: obj.GetUID(), resourceVersion: obj.GetResourceVersion(), before: before, err: err}
+	p := &Patcher{uid: obj.GetUID(), resourceVersion: obj.GetResourceVersion()}
+	if f, st, ok := typedField(obj); ok && st.copy != nil {
+		p.typed = st.copy(f)
+		return p
+	}
+	p.before, p.err = statusOf(obj)
+	p.converted = true
+	return p
+}
+
+// unchangedTyped reports, without converting anything, that obj's status
+// is the typed snapshot and nothing this process wrote is pending for it:
+// then no write is needed. Typed equality (apimachinery's semantic
+// equality) implies equality as JSON; the converse does not hold (times
+// differ below the second the API keeps), so false only means "compare
+// as JSON".
+func (p *Patcher) unchangedTyped(obj client.Object) bool {
+	if p.converted || !p.typed.IsValid() {
+		return false
+	}
+	f, _, ok := typedField(obj)
+	if !ok || f.Type() != p.typed.Type() {
+		return false
+	}
+	a, b := p.typed, f
+	if a.Kind() == reflect.Struct { // compare in place, not copies
+		a, b = a.Addr(), b.Addr()
+	}
+	if !equality.Semantic.DeepEqual(a.Interface(), b.Interface()) {
+		return false
+	}
+	return p.uid == "" || !writes.has(p.uid)
+}
+
+// snapshot returns the snapshot as unstructured data, converting the
+// typed copy the first time.
+func (p *Patcher) snapshot() (any, error) {
+	if !p.converted {
+		p.before, p.err = unstructuredStatus(p.typed)
+		p.converted = true
+	}
+	return p.before, p.err
 }
 
 // Patch writes obj's status to its status subresource if it differs from
@@ -89,18 +134,22 @@ func NewPatcher(obj client.Object) *Patcher {
 // field-manager conflict under Force(false), which is Invalid.
 func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object, opts ...client.SubResourceApplyOption) (bool, error) {
 	obj = unwrap(obj)
+	if p.uid != "" && obj.GetUID() != p.uid {
+		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: the Patcher was made for the object with UID %s, not %s", kopmeta.RefOf(obj), p.uid, obj.GetUID())
+	}
+	if p.unchangedTyped(obj) {
+		return false, nil
+	}
 	o := kopmeta.RefOf(obj)
-	switch {
-	case p.err != nil:
-		return false, koperrors.WrapKind(koperrors.Serialization, p.err, "read status of", o)
-	case p.uid != "" && obj.GetUID() != p.uid:
-		return false, koperrors.Errorf(koperrors.Invalid, "patch status of %s: the Patcher was made for the object with UID %s, not %s", o, p.uid, obj.GetUID())
+	before, err := p.snapshot()
+	if err != nil {
+		return false, koperrors.WrapKind(koperrors.Serialization, err, "read status of", o)
 	}
 	after, err := statusOf(obj)
 	if err != nil {
 		return false, koperrors.WrapKind(koperrors.Serialization, err, "read status of", o)
 	}
-	if !p.mustSend(after) {
+	if !p.mustSend(before, after) {
 		return false, nil
 	}
 	force := true
@@ -132,7 +181,7 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	rv := u.GetResourceVersion()
 	obj.SetResourceVersion(rv)
 	basedOn := p.resourceVersion
-	p.before, p.resourceVersion = after, rv
+	p.before, p.converted, p.resourceVersion = after, true, rv
 	if uid := u.GetUID(); uid != "" {
 		writes.put(lastWrite{uid: uid, resourceVersion: rv, basedOn: basedOn, status: after})
 	}
@@ -143,8 +192,8 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 // the server's status as of the read; the write log knows whether this
 // process wrote a status the read did not include yet, or that the read is
 // the version our last write started from.
-func (p *Patcher) mustSend(after any) bool {
-	changed := !equality.Semantic.DeepEqual(p.before, after)
+func (p *Patcher) mustSend(before, after any) bool {
+	changed := !equality.Semantic.DeepEqual(before, after)
 	var last lastWrite
 	ok := false
 	if p.uid != "" {
@@ -175,68 +224,128 @@ func (p *Patcher) mustSend(after any) bool {
 // included) to read its status was the larger part of a converged
 // reconcile's CPU.
 func statusOf(obj client.Object) (any, error) {
-	var st any
 	if u, ok := obj.(runtime.Unstructured); ok {
-		st = runtime.DeepCopyJSONValue(u.UnstructuredContent()["status"])
-	} else {
-		var err error
-		if st, err = typedStatus(obj); err != nil {
+		return emptyIsNil(runtime.DeepCopyJSONValue(u.UnstructuredContent()["status"])), nil
+	}
+	f, _, ok := typedField(obj)
+	if !ok {
+		// Not a pointer to a struct with a struct status: convert the
+		// whole object, as the API would.
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
 			return nil, fmt.Errorf("convert the status of %T to unstructured: %w", obj, err)
 		}
+		return emptyIsNil(m["status"]), nil
 	}
-	if m, ok := st.(map[string]any); ok && len(m) == 0 {
-		return nil, nil
+	st, err := unstructuredStatus(f)
+	if err != nil {
+		return nil, fmt.Errorf("convert the status of %T to unstructured: %w", obj, err)
 	}
 	return st, nil
 }
 
-// statusFields caches, per struct type, the index of the field serialised
-// as "status" (-1: none).
-var statusFields sync.Map // reflect.Type -> int
-
-func typedStatus(obj client.Object) (any, error) {
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-		return m["status"], err
+// unstructuredStatus converts a typed status (a struct, or a pointer to
+// one) to unstructured data; nil for none or an empty one.
+func unstructuredStatus(f reflect.Value) (any, error) {
+	if !f.IsValid() {
+		return nil, nil // the type has no status field
 	}
-	v = v.Elem()
-	i, ok := statusFields.Load(v.Type())
-	if !ok {
-		i = statusField(v.Type())
-		statusFields.Store(v.Type(), i)
+	if f.Kind() == reflect.Struct {
+		if !f.CanAddr() {
+			c := reflect.New(f.Type())
+			c.Elem().Set(f)
+			f = c.Elem()
+		}
+		f = f.Addr()
 	}
-	if i.(int) < 0 {
+	if f.IsNil() {
 		return nil, nil
 	}
-	f := v.Field(i.(int))
-	switch f.Kind() {
-	case reflect.Pointer:
-		if f.IsNil() {
-			return nil, nil
-		}
-		return runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
-	case reflect.Struct:
-		return runtime.DefaultUnstructuredConverter.ToUnstructured(f.Addr().Interface())
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
+	if err != nil {
+		return nil, err
 	}
-	// Not a struct: convert the whole object, as the API would.
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
-	return m["status"], err
+	return emptyIsNil(m), nil
 }
 
-// statusField returns the index of t's exported field whose JSON name is
-// "status", or -1.
-func statusField(t reflect.Type) int {
+func emptyIsNil(st any) any {
+	if m, ok := st.(map[string]any); ok && len(m) == 0 {
+		return nil
+	}
+	return st
+}
+
+// statusType is what the package knows of one Go type's status field.
+type statusType struct {
+	field int // index of the field serialised as "status"; -1: none
+	// copy deep-copies the field's value with its type's DeepCopy method;
+	// nil when the type has none.
+	copy func(reflect.Value) reflect.Value
+}
+
+// statusTypes caches a statusType per struct type.
+var statusTypes sync.Map // reflect.Type -> statusType
+
+// typedField returns obj's status field (an invalid Value when its type
+// has none) and what is known of it; ok is false when obj is not a
+// pointer to a struct or its status is neither a struct nor a pointer to
+// one.
+func typedField(obj client.Object) (reflect.Value, statusType, bool) {
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}, statusType{}, false
+	}
+	v = v.Elem()
+	c, ok := statusTypes.Load(v.Type())
+	if !ok {
+		c = newStatusType(v.Type())
+		statusTypes.Store(v.Type(), c)
+	}
+	st := c.(statusType)
+	if st.field < 0 {
+		return reflect.Value{}, st, true
+	}
+	f := v.Field(st.field)
+	if k := f.Kind(); k != reflect.Struct && (k != reflect.Pointer || f.Type().Elem().Kind() != reflect.Struct) {
+		return reflect.Value{}, statusType{}, false
+	}
+	return f, st, true
+}
+
+// newStatusType finds t's exported field whose JSON name is "status" and
+// the DeepCopy method of its type (controller-gen writes one for every
+// API type: func (in *S) DeepCopy() *S).
+func newStatusType(t reflect.Type) statusType {
+	st := statusType{field: -1}
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name == "status" {
-			return i
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.IsExported() && name == "status" {
+			st.field = i
+			break
 		}
 	}
-	return -1
+	if st.field < 0 {
+		return st
+	}
+	ft := t.Field(st.field).Type
+	ptr := ft
+	if ft.Kind() != reflect.Pointer {
+		ptr = reflect.PointerTo(ft)
+	}
+	m, ok := ptr.MethodByName("DeepCopy")
+	if !ok || ptr.Elem().Kind() != reflect.Struct || m.Type.NumIn() != 1 || m.Type.NumOut() != 1 || m.Type.Out(0) != ptr {
+		return st
+	}
+	st.copy = func(f reflect.Value) reflect.Value {
+		if ft.Kind() == reflect.Pointer {
+			if f.IsNil() {
+				return reflect.Zero(ft)
+			}
+			return m.Func.Call([]reflect.Value{f})[0]
+		}
+		return m.Func.Call([]reflect.Value{f.Addr()})[0].Elem()
+	}
+	return st
 }
 
 // gvkOf is obj's kind from the scheme, or from its TypeMeta when the scheme
