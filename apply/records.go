@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"container/list"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -31,59 +30,103 @@ type record struct {
 	disputed bool
 }
 
-// records is a bounded LRU map from object key to record.
+// records is a bounded LRU map from object key to record: one map whose
+// entries are linked in recency order, so that a record costs one entry
+// and no list element or boxed key beside it (a few hundred bytes per
+// child object, which heap per parent counts).
 type records struct {
 	mu    sync.Mutex
 	max   int
-	order *list.List // front = most recent; values are keys
-	items map[recordKey]*list.Element
-	recs  map[recordKey]record
+	items map[recordKey]*entry
+	// head is the most recently used entry, tail the least; nil when empty.
+	head, tail *entry
+}
+
+// entry is one object's record in the recency list.
+type entry struct {
+	key        recordKey
+	rec        record
+	prev, next *entry // prev: more recent
 }
 
 func newRecords(maxEntries int) *records {
-	return &records{max: maxEntries, order: list.New(), items: map[recordKey]*list.Element{}, recs: map[recordKey]record{}}
+	return &records{max: maxEntries, items: map[recordKey]*entry{}}
 }
 
 func (r *records) get(key recordKey) (record, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	rec, ok := r.recs[key]
-	if ok {
-		r.order.MoveToFront(r.items[key])
+	e, ok := r.items[key]
+	if !ok {
+		return record{}, false
 	}
-	return rec, ok
+	r.toFront(e)
+	return e.rec, true
 }
 
 func (r *records) put(key recordKey, rec record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if el, ok := r.items[key]; ok {
-		r.order.MoveToFront(el)
-	} else {
-		r.items[key] = r.order.PushFront(key)
+	if e, ok := r.items[key]; ok {
+		e.rec = rec
+		r.toFront(e)
+		return
 	}
-	r.recs[key] = rec
-	for r.order.Len() > r.max {
-		oldest := r.order.Back()
-		k := oldest.Value.(recordKey)
-		r.order.Remove(oldest)
-		delete(r.items, k)
-		delete(r.recs, k)
+	e := &entry{key: key, rec: rec}
+	r.items[key] = e
+	r.toFront(e)
+	for len(r.items) > r.max {
+		oldest := r.tail
+		r.unlink(oldest)
+		delete(r.items, oldest.key)
 	}
 }
 
 func (r *records) forget(key recordKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if el, ok := r.items[key]; ok {
-		r.order.Remove(el)
+	if e, ok := r.items[key]; ok {
+		r.unlink(e)
 		delete(r.items, key)
-		delete(r.recs, key)
 	}
 }
 
 func (r *records) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.recs)
+	return len(r.items)
+}
+
+// toFront makes e, linked or not, the most recently used entry.
+func (r *records) toFront(e *entry) {
+	if r.head == e {
+		return
+	}
+	r.unlink(e)
+	e.next = r.head
+	if r.head != nil {
+		r.head.prev = e
+	}
+	r.head = e
+	if r.tail == nil {
+		r.tail = e
+	}
+}
+
+// unlink takes e out of the recency list (a no-op for an unlinked entry).
+func (r *records) unlink(e *entry) {
+	switch {
+	case e.prev != nil:
+		e.prev.next = e.next
+	case r.head == e:
+		r.head = e.next
+	default:
+		return // not linked
+	}
+	if e.next != nil {
+		e.next.prev = e.prev
+	} else {
+		r.tail = e.prev
+	}
+	e.prev, e.next = nil, nil
 }
