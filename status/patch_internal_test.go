@@ -174,3 +174,77 @@ func TestPatcherTypedSnapshotDefersToTheWriteLog(t *testing.T) {
 		t.Error("the read predates a write of another status: not sent")
 	}
 }
+
+// A converged reconcile's status work: snapshot, then Patch of the same
+// status. The typed snapshot against the JSON one (a status type without
+// DeepCopy).
+func BenchmarkPatcherUnchanged(b *testing.B) {
+	conds := []metav1.Condition{
+		{Type: Ready, Status: metav1.ConditionTrue, Reason: "Succeeded", Message: "3 of 3 children ready", LastTransitionTime: metav1.Now()},
+		{Type: Reconciling, Status: metav1.ConditionFalse, Reason: "Succeeded", LastTransitionTime: metav1.Now()},
+	}
+	b.Run("typed", func(b *testing.B) {
+		o := &copied{Status: &copiedStatus{Phase: "Running", At: metav1.Now(), Items: []string{"a", "b", "c"}}}
+		o.SetUID("bench-typed")
+		b.ReportAllocs()
+		for b.Loop() {
+			if sent, err := NewPatcher(o).Patch(context.Background(), nil, o); sent || err != nil {
+				b.Fatal(sent, err)
+			}
+		}
+	})
+	b.Run("json", func(b *testing.B) {
+		o := &plainConds{Status: plainCondsStatus{Phase: "Running", Conditions: conds}}
+		o.SetUID("bench-json")
+		b.ReportAllocs()
+		for b.Loop() {
+			if sent, err := NewPatcher(o).Patch(context.Background(), nil, o); sent || err != nil {
+				b.Fatal(sent, err)
+			}
+		}
+	})
+	b.Run("typed with conditions", func(b *testing.B) {
+		o := &condsCopied{Status: condsCopiedStatus{Phase: "Running", Conditions: conds}}
+		o.SetUID("bench-typed-conds")
+		b.ReportAllocs()
+		for b.Loop() {
+			if sent, err := NewPatcher(o).Patch(context.Background(), nil, o); sent || err != nil {
+				b.Fatal(sent, err)
+			}
+		}
+	})
+}
+
+// plainConds has conditions in a status type without DeepCopy.
+type plainConds struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status            plainCondsStatus `json:"status,omitempty"`
+}
+
+type plainCondsStatus struct {
+	Phase      string             `json:"phase,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+func (in *plainConds) DeepCopyObject() runtime.Object { out := *in; return &out }
+
+// condsCopied is plainConds whose status type has DeepCopy.
+type condsCopied struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	Status            condsCopiedStatus `json:"status,omitempty"`
+}
+
+type condsCopiedStatus plainCondsStatus
+
+func (in *condsCopiedStatus) DeepCopy() *condsCopiedStatus {
+	out := *in
+	out.Conditions = make([]metav1.Condition, len(in.Conditions))
+	for i := range in.Conditions {
+		in.Conditions[i].DeepCopyInto(&out.Conditions[i])
+	}
+	return &out
+}
+
+func (in *condsCopied) DeepCopyObject() runtime.Object { out := *in; return &out }

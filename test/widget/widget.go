@@ -50,14 +50,31 @@ func (w *Widget) SetObservedGeneration(g int64) { w.Status.ObservedGeneration = 
 func (w *Widget) DeepCopyObject() runtime.Object {
 	out := *w
 	w.DeepCopyInto(&out.ObjectMeta)
-	out.Status.Conditions = make([]metav1.Condition, len(w.Status.Conditions))
-	for i := range w.Status.Conditions {
-		w.Status.Conditions[i].DeepCopyInto(&out.Status.Conditions[i])
-	}
-	if w.Status.Conditions == nil {
-		out.Status.Conditions = nil
-	}
+	w.Status.DeepCopyInto(&out.Status)
 	return &out
+}
+
+// DeepCopyInto copies s into out, as controller-gen's generated method
+// does.
+func (s *WidgetStatus) DeepCopyInto(out *WidgetStatus) {
+	*out = *s
+	if s.Conditions != nil {
+		out.Conditions = make([]metav1.Condition, len(s.Conditions))
+		for i := range s.Conditions {
+			s.Conditions[i].DeepCopyInto(&out.Conditions[i])
+		}
+	}
+}
+
+// DeepCopy returns a deep copy of s, as controller-gen's generated method
+// does (status.Patcher snapshots a status with it).
+func (s *WidgetStatus) DeepCopy() *WidgetStatus {
+	if s == nil {
+		return nil
+	}
+	out := new(WidgetStatus)
+	s.DeepCopyInto(out)
+	return out
 }
 
 // WidgetList is a list of Widgets.
