@@ -62,7 +62,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption
 	}
 	ref := kopmeta.ObjectRef{Group: in.gvk.Group, Kind: in.gvk.Kind, Namespace: in.namespace, Name: in.name}
 	span.SetAttributes(telemetry.ObjectAttrs(ref.Kind, ref.Namespace, ref.Name)...)
-	res, err = a.apply(ctx, in, o, adoptsOrphans(opts))
+	res, err = a.apply(ctx, in, o, adoptsOrphans(opts), givenCurrent(opts, in, a.scheme))
 	if err != nil {
 		if _, ok := stderrors.AsType[*TakeoverError](err); ok {
 			return res, koperrors.WrapKind(koperrors.Invalid, err, "apply", ref)
@@ -77,7 +77,7 @@ func (a *Applier) Apply(ctx context.Context, obj any, opts ...client.ApplyOption
 
 // apply is [Applier.Apply] once the input is an intent. Its errors are
 // wrapped by the caller.
-func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions, adopt bool) (Result, error) {
+func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions, adopt bool, given client.Object) (Result, error) {
 	gvk := in.gvk
 	if err := a.validate(in, o); err != nil {
 		return Result{}, err
@@ -94,7 +94,10 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 	// What is there now? The cache's copy, free. When the intent claims
 	// the object with a controller reference and neither the cache nor
 	// our record can tell whose it is, the API server's (one request).
-	live, fromCache, err := a.lookCache(ctx, in)
+	live, fromCache, err := given, true, error(nil)
+	if given == nil {
+		live, fromCache, err = a.lookCache(ctx, in)
+	}
 	seen := fromCache // whether live (nil: absent) is the object's state
 	if err != nil {
 		// A cache that cannot answer costs the shortcut, not the apply.

@@ -2,6 +2,7 @@ package apply
 
 import (
 	"net/http"
+	"reflect"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -125,3 +126,45 @@ func forced(o *client.ApplyOptions) bool { return o.Force != nil && *o.Force }
 
 // dryRun reports whether o asks for a dry run.
 func dryRun(o *client.ApplyOptions) bool { return len(o.DryRun) > 0 }
+
+// Current hands the Applier the object of the intent's name as the caller
+// has just read it from the manager's cache (or the API server), so that
+// the Applier does not read the cache for it again: reconciler.Sync passes
+// each child it listed.
+//
+//	res, err := a.Apply(ctx, intent, apply.Current(observed))
+//
+// The object must be the one read, unmodified: the Applier's proofs that
+// an apply would change nothing (see the package documentation) take it
+// for the cache's copy, and the Result may return it. An object of
+// another apiVersion, kind, namespace or name than the intent's, or nil, is
+// ignored: the cache is read as without it. Current is a client.ApplyOption
+// so that it travels with the Applier's other options; controller-runtime's
+// own client ignores it.
+func Current(obj client.Object) client.ApplyOption { return current{obj: obj} }
+
+// current is the option [Current] returns.
+type current struct{ obj client.Object }
+
+// ApplyToApply implements client.ApplyOption; it sets nothing.
+func (current) ApplyToApply(*client.ApplyOptions) {}
+
+// givenCurrent returns the object the last [Current] in opts names, when it
+// is the intent's object; nil otherwise.
+func givenCurrent(opts []client.ApplyOption, in *intent, scheme *runtime.Scheme) client.Object {
+	var obj client.Object
+	for _, o := range opts {
+		if c, ok := o.(current); ok {
+			obj = c.obj
+		}
+	}
+	if obj == nil || (reflect.ValueOf(obj).Kind() == reflect.Pointer && reflect.ValueOf(obj).IsNil()) ||
+		obj.GetName() != in.name || obj.GetNamespace() != in.namespace {
+		return nil
+	}
+	gvk, err := gvkOf(obj, scheme)
+	if err != nil || gvk != in.gvk {
+		return nil
+	}
+	return obj
+}

@@ -70,9 +70,14 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %s is returned twice", name))
 		}
 		seen.Insert(ref)
-		if err := owners.SetOwnerLabel(child, labelKey, parent); err != nil {
-			return nil, koperrors.Terminal(err)
+		// The label's key and value were checked once for this reconcile
+		// (setup); child is our copy, its labels ours to change.
+		labels := child.GetLabels()
+		if labels == nil {
+			labels = make(map[string]string, 1)
 		}
+		labels[labelKey] = parent.GetName()
+		child.SetLabels(labels)
 		if err := owners.SetController(parent, child, scheme); err != nil {
 			return nil, koperrors.Terminal(err)
 		}
