@@ -78,7 +78,10 @@ func (p *Patcher) unchangedTyped(obj client.Object) bool {
 	if a.Kind() == reflect.Struct { // compare in place, not copies
 		a, b = a.Addr(), b.Addr()
 	}
-	if !equality.Semantic.DeepEqual(a.Interface(), b.Interface()) {
+	// Equal values first (the usual case, and several times cheaper), then
+	// apimachinery's semantic equality (quantities, times in another
+	// location).
+	if ai, bi := a.Interface(), b.Interface(); !reflect.DeepEqual(ai, bi) && !equality.Semantic.DeepEqual(ai, bi) {
 		return false
 	}
 	return p.uid == "" || !writes.has(p.uid)

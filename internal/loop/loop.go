@@ -66,6 +66,7 @@ type Loop[T client.Object] struct {
 	env     *reconciler.Env
 	o       Options
 	limiter *rateLimiter
+	workers *workers
 
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -125,6 +126,7 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		limiter:   newRateLimiter(),
 		conflicts: map[reconcile.Request]int{},
 		abandoned: map[reconcile.Request]chan struct{}{},
+		workers:   newWorkers(),
 		finalized: map[types.UID]struct{}{},
 		lastState: map[reconcile.Request]T{},
 	}
