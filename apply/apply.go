@@ -213,21 +213,21 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 // A proof by ownership or values is remembered as a record of live's
 // resourceVersion, so that the next apply of the same intent takes the
 // first proof.
-func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, live client.Object, rec record, remembered bool) bool {
+func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, hash digest, live client.Object, rec record, remembered bool) bool {
 	sameIntent := remembered && rec.intent == hash
 	sameVersion := remembered && rec.resourceVersion == live.GetResourceVersion()
 	apiVersion := func() string { return in.gvk.GroupVersion().String() }
 	if sameIntent && sameVersion {
-		if rec.fields == ([32]byte{}) {
+		if rec.fields == (digest{}) {
 			// The cache shows our write for the first time: fingerprint
 			// our fields for the ownership proof.
-			if rec.fields, _ = ownFields(live, o.FieldManager, apiVersion()); rec.fields != ([32]byte{}) {
+			if rec.fields, _ = ownFields(live, o.FieldManager, apiVersion()); rec.fields != (digest{}) {
 				a.records.put(key, rec)
 			}
 		}
 		return true
 	}
-	if sameIntent && rec.fields != ([32]byte{}) {
+	if sameIntent && rec.fields != (digest{}) {
 		if fields, ok := ownFields(live, o.FieldManager, apiVersion()); ok && fields == rec.fields {
 			rec.resourceVersion = live.GetResourceVersion()
 			a.records.put(key, rec)
@@ -282,7 +282,7 @@ func (a *Applier) readLive(ctx context.Context, in *intent) (client.Object, int,
 // undoTakeoverOf undoes the takeover of taken, an object someone else
 // created while the apply of in created it ([Applier.disown]), remembers
 // the outcome and returns the [*TakeoverError] that reports it.
-func (a *Applier) undoTakeoverOf(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, taken *unstructured.Unstructured, requests int) (Result, error) {
+func (a *Applier) undoTakeoverOf(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash digest, taken *unstructured.Unstructured, requests int) (Result, error) {
 	u, n, err := a.disown(ctx, in, o, in.owner, taken)
 	requests += n
 	if u == nil {
@@ -295,7 +295,7 @@ func (a *Applier) undoTakeoverOf(ctx context.Context, in *intent, o *client.Appl
 }
 
 // undoTakeover retries the undoing of an earlier accidental takeover.
-func (a *Applier) undoTakeover(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash [32]byte, requests int) (Result, error) {
+func (a *Applier) undoTakeover(ctx context.Context, in *intent, o *client.ApplyOptions, key recordKey, hash digest, requests int) (Result, error) {
 	u, err := in.object()
 	if err != nil {
 		return Result{Requests: requests}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})

@@ -53,7 +53,7 @@ type Fake struct {
 
 	mu      sync.Mutex
 	applied []*unstructured.Unstructured
-	last    map[recordKey][32]byte // intent hash of the last apply, by object
+	last    map[recordKey]digest // intent hash of the last apply, by object
 }
 
 // FieldOwner implements [Interface]: Owner, or "fake-controller".
@@ -96,7 +96,7 @@ func (f *Fake) Apply(_ context.Context, obj any, opts ...client.ApplyOption) (Re
 	last, seen := f.last[key]
 	if !dryRun(o) {
 		if f.last == nil {
-			f.last = map[recordKey][32]byte{}
+			f.last = map[recordKey]digest{}
 		}
 		f.last[key] = hash
 	}

@@ -45,24 +45,34 @@ const maxDepth = 1000
 //
 // A value the walk cannot take (a func or channel field the encoding
 // skips, a map keyed by numbers) is hashed by its JSON encoding instead.
-func hashIntent(in *intent, o *client.ApplyOptions) ([32]byte, error) {
+func hashIntent(in *intent, o *client.ApplyOptions) (digest, error) {
 	pooled := bufferPool.Get().(*[]byte)
 	b, err := appendAny((*pooled)[:0], reflect.ValueOf(in.input), 0)
 	if err != nil {
 		data, jerr := json.Marshal(in.input)
 		if jerr != nil {
-			return [32]byte{}, fmt.Errorf("encode %T: %w", in.input, jerr)
+			return digest{}, fmt.Errorf("encode %T: %w", in.input, jerr)
 		}
 		b = appendBytes(append(b[:0], 'J'), data)
 	}
 	b = appendString(b, o.FieldManager)
 	b = appendBool(b, forced(o))
-	sum := sha256.Sum256(b)
+	sum := digestOf(b)
 	if cap(b) <= maxPooledBuffer {
 		*pooled = b
 		bufferPool.Put(pooled)
 	}
 	return sum, nil
+}
+
+// digest identifies an intent or a set of fields: the first 128 bits of
+// their SHA-256, which is what telling two of them apart needs, in half
+// the memory of the whole sum (the Applier keeps two per object).
+type digest [16]byte
+
+func digestOf(b []byte) digest {
+	sum := sha256.Sum256(b)
+	return digest(sum[:16])
 }
 
 var bufferPool = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-func hashOf(t *testing.T, obj any, opts ...client.ApplyOption) [32]byte {
+func hashOf(t *testing.T, obj any, opts ...client.ApplyOption) digest {
 	t.Helper()
 	in, err := toIntent(obj, clientgoscheme.Scheme)
 	if err != nil {

@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"crypto/sha256"
 	"encoding/base64"
 	"sync"
 
@@ -110,13 +109,13 @@ func liveHolds(intent *unstructured.Unstructured, live client.Object, fieldOwner
 // one else changed a value in it since our apply, whatever defaults the
 // server filled in: that is what [Applier.unchanged]'s ownership proof
 // uses.
-func ownFields(obj client.Object, fieldOwner, apiVersion string) ([32]byte, bool) {
+func ownFields(obj client.Object, fieldOwner, apiVersion string) (digest, bool) {
 	entry, ok := applyEntry(obj.GetManagedFields(), fieldOwner, apiVersion)
 	raw := entry.FieldsV1.GetRawBytes()
 	if !ok || len(raw) == 0 {
-		return [32]byte{}, false
+		return digest{}, false
 	}
-	return sha256.Sum256(raw), true
+	return digestOf(raw), true
 }
 
 // applyEntry returns fieldOwner's Apply entry for the main resource, when it

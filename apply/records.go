@@ -18,11 +18,11 @@ type recordKey struct {
 type record struct {
 	uid             types.UID
 	resourceVersion string
-	intent          [32]byte // hash of the intent as sent
+	intent          digest // hash of the intent as sent
 	// fields fingerprints the fields our managedFields entry owned after
 	// the apply, as the cache shows them (zero until the cache has shown
 	// our write): see [ownFields].
-	fields [32]byte
+	fields digest
 	// controller is the UID of the object's controller after the apply.
 	controller types.UID
 	// disputed marks an object that an apply took over by accident and
