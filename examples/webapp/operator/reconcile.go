@@ -79,7 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, app *webappv1.WebApp, env *r
 		return reconciler.Done(), err
 	}
 	var d appsv1.Deployment
-	if err := env.Scheme.Convert(res.Object(), &d, nil); err != nil {
+	if err := res.Into(&d); err != nil {
 		return reconciler.Done(), koperrors.Wrap(err, "read Deployment", kopmeta.RefOf(app))
 	}
 	if res.Outcome == apply.Updated && d.Generation > d.Status.ObservedGeneration {
