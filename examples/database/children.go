@@ -169,11 +169,14 @@ func statefulSet(db *v1alpha1.Database) *appsv1.StatefulSet {
 						Requests: corev1.ResourceList{corev1.ResourceStorage: storage(db)},
 					},
 					// The API server's defaults, written out. volumeClaimTemplates
-					// is an atomic list, and kopgo's Applier proves an apply
-					// unchanged by comparing it whole with the stored one, which
-					// has these two defaults: without them every StatefulSet
-					// status change (a rollout) costs another apply request,
-					// reported "updated" when the controller wrote in between.
+					// is an atomic list, so kopgo's Applier cannot prove an apply
+					// unchanged by the values (the stored list has these two
+					// defaults), and its ownership proof needs the cache to have
+					// shown our apply's own resourceVersion, which the
+					// StatefulSet controller's status write right after it often
+					// skips: without them each status change of a rollout costs
+					// another apply request (measured: 5 patches of the
+					// StatefulSet while a Database is created, against 1).
 					// (Argo CD users write the same to stop a perpetual diff.)
 					VolumeMode: new(corev1.PersistentVolumeFilesystem),
 				},
