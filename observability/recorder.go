@@ -45,12 +45,16 @@ type EventRecorder struct {
 	controller string
 	instance   string
 
-	mu      sync.Mutex
-	series  map[seriesKey]*series
-	pending map[*series]struct{} // series whose count the server does not know
-	closing bool                 // its manager stopped, or Shutdown began: write at once
-	stopped bool                 // Shutdown: events are dropped
-	worker  chan struct{}        // closed when the running worker ends; nil when none runs
+	mu     sync.Mutex
+	series map[seriesKey]*series
+	// newest and oldest end the list of remembered series in order of
+	// their last occurrence, so that forgetting and evicting look at the
+	// old end only, not at every series.
+	newest, oldest *series
+	pending        map[*series]struct{} // series whose count the server does not know
+	closing        bool                 // its manager stopped, or Shutdown began: write at once
+	stopped        bool                 // Shutdown: events are dropped
+	worker         chan struct{}        // closed when the running worker ends; nil when none runs
 
 	queue chan *series
 	wake  chan struct{} // tells the worker that closing began
@@ -78,6 +82,8 @@ type series struct {
 	queued   bool
 	failed   bool // refused by the server, or given up
 	attempts int
+
+	newer, older *series // neighbours in the recorder's order of last occurrence
 }
 
 // NewRecorder returns a recorder that writes through mgr's client and
@@ -212,6 +218,7 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 	if s != nil {
 		s.count++
 		s.last = now
+		r.touchLocked(s)
 		r.pending[s] = struct{}{}
 		if r.closing {
 			r.enqueueLocked(s)
@@ -241,36 +248,88 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 	r.startLocked()
 }
 
-// rememberLocked adds s under key, first forgetting series that ended
-// long ago and, when maxSeries are remembered still, the series seen
-// least recently among those the server knows in full: a repeat of a
-// forgotten event starts a new Event, nothing is lost. r.mu is held.
+// rememberLocked adds s under key (in place of an ended series of the
+// same key), first forgetting series that ended long ago and, when
+// maxSeries are remembered still, the series seen least recently among
+// those the server knows in full: a repeat of a forgotten event starts a
+// new Event, nothing is lost. r.mu is held.
 func (r *EventRecorder) rememberLocked(key seriesKey, s *series, now time.Time) {
+	if old := r.series[key]; old != nil {
+		r.unlinkLocked(old)
+		delete(r.series, key)
+	}
 	if len(r.series) >= maxSeries {
 		r.forgetLocked(now)
 	}
-	for len(r.series) >= maxSeries {
-		var oldest seriesKey
-		var found *series
-		for k, old := range r.series {
-			if _, p := r.pending[old]; !p && (found == nil || old.last.Before(found.last)) {
-				oldest, found = k, old
-			}
+	for old := r.oldest; old != nil && len(r.series) >= maxSeries; {
+		newer := old.newer
+		if _, p := r.pending[old]; !p {
+			r.unlinkLocked(old)
+			delete(r.series, old.key())
 		}
-		if found == nil {
-			break // every series is pending: keep them, the worker drains them
-		}
-		delete(r.series, oldest)
+		// else: pending, the worker drains it; it stays.
+		old = newer
 	}
 	r.series[key] = s
+	r.touchLocked(s)
 }
 
 // forgetLocked forgets the series whose last occurrence is older than
-// seriesExpiry and whose count the server knows. r.mu is held.
+// seriesExpiry and whose count the server knows: it walks from the oldest
+// series to the first one still open. r.mu is held.
 func (r *EventRecorder) forgetLocked(now time.Time) {
-	for k, s := range r.series {
-		if _, p := r.pending[s]; !p && now.Sub(s.last) > seriesExpiry {
-			delete(r.series, k)
+	for s := r.oldest; s != nil && now.Sub(s.last) > seriesExpiry; {
+		newer := s.newer
+		if _, p := r.pending[s]; !p {
+			r.unlinkLocked(s)
+			delete(r.series, s.key())
 		}
+		s = newer
 	}
+}
+
+// key is the key s is remembered under, from its event (which holds every
+// field of the key), so that the series need not hold a second copy.
+func (s *series) key() seriesKey {
+	k := seriesKey{eventType: s.event.Type, reason: s.event.Reason, action: s.event.Action, note: s.event.Note, regarding: s.event.Regarding}
+	if s.event.Related != nil {
+		k.related = *s.event.Related
+	}
+	return k
+}
+
+// touchLocked makes s, remembered or about to be, the newest series.
+// r.mu is held.
+func (r *EventRecorder) touchLocked(s *series) {
+	if r.newest == s {
+		return
+	}
+	r.unlinkLocked(s)
+	s.older = r.newest
+	if r.newest != nil {
+		r.newest.newer = s
+	}
+	r.newest = s
+	if r.oldest == nil {
+		r.oldest = s
+	}
+}
+
+// unlinkLocked takes s out of the order (a no-op when it is not in it).
+// r.mu is held.
+func (r *EventRecorder) unlinkLocked(s *series) {
+	switch {
+	case s.newer != nil:
+		s.newer.older = s.older
+	case r.newest == s:
+		r.newest = s.older
+	default:
+		return // not linked
+	}
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else {
+		r.oldest = s.newer
+	}
+	s.newer, s.older = nil, nil
 }
