@@ -35,7 +35,7 @@ func (in *copiedStatus) DeepCopy() *copiedStatus {
 
 func (in *copied) DeepCopyObject() runtime.Object {
 	out := *in
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	in.DeepCopyInto(&out.ObjectMeta)
 	out.Status = in.Status.DeepCopy()
 	return &out
 }
@@ -53,7 +53,7 @@ type plainStatus struct {
 
 func (in *plain) DeepCopyObject() runtime.Object {
 	out := *in
-	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	in.DeepCopyInto(&out.ObjectMeta)
 	return &out
 }
 
