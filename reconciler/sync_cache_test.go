@@ -189,7 +189,7 @@ func lagging(t *testing.T, h *syncHarness) *reconciler.Env {
 type laggingClient struct{ client.Client }
 
 func (c laggingClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return hidingClient{Client: c.Client}.Get(ctx, key, obj, opts...)
+	return hidingClient(c).Get(ctx, key, obj, opts...)
 }
 
 func (laggingClient) List(context.Context, client.ObjectList, ...client.ListOption) error { return nil }
