@@ -283,9 +283,9 @@ func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) 
 	intent.SetLabels(labels)
 	_, err := r.env.Applier.Apply(ctx, intent, r.applyOpts...)
 	if err != nil {
-		err = fmt.Errorf("removing the controller reference again failed: %w", err)
+		err = fmt.Errorf("removing its controller reference and owner label again failed: %w", err)
 	} else {
-		err = errors.New("its controller reference was removed again")
+		err = errors.New("its controller reference and owner label were removed again")
 	}
 	log.FromContext(ctx).Info("Desired child appeared while Sync created it", "child", c.ref.String(), "fieldManager", other, "parent", klog.KObj(r.parent))
 	return koperrors.WrapKind(koperrors.Conflict, fmt.Errorf(
