@@ -22,6 +22,9 @@ import (
 	"github.com/kopgo/kopgo/test/widget"
 )
 
+// completeRuns numbers the controllers of TestSyncCompleteCacheUnderRunAndSetup.
+var completeRuns atomic.Int32
+
 // liveCounting is a Syncer whose live reads (Env.Reader) are counted, and
 // which remembers the Env's complete kinds.
 type liveCounting struct {
@@ -83,7 +86,8 @@ func TestSyncCompleteCacheUnderRunAndSetup(t *testing.T) {
 					}),
 				reads: &atomic.Int32{}, mu: &sync.Mutex{}, complete: &[]schema.GroupKind{},
 			}
-			b := kopcontroller.New[*widget.Widget](fmt.Sprintf("complete-cache-%d", i), s).
+			// Controller names are unique per process: one per run of the test.
+			b := kopcontroller.New[*widget.Widget](fmt.Sprintf("complete-cache-%d-%d", i, completeRuns.Add(1)), s).
 				Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns)
 			if tt.declare {
 				b = b.CompleteCache(&corev1.ConfigMap{})
