@@ -241,8 +241,12 @@ func variants() []variant {
 					return err
 				}
 				act.afterStop = append(act.afterStop, func() { rec.Shutdown(context.Background()) })
+				// The manager's cache holds every object of the namespace,
+				// where the children live: complete, so Sync creates a
+				// child without reading its name live first.
 				return kopcontroller.New[*widget.Widget](name, wrapKopgo[*widget.Widget](act, s)).Recorder(rec).
 					Owns(&corev1.ConfigMap{}).Owns(&corev1.Secret{}).Owns(&corev1.Service{}).
+					CompleteCache(&corev1.ConfigMap{}, &corev1.Secret{}, &corev1.Service{}).
 					FieldOwner("bench-e").Concurrency(workers).Setup(mgr)
 			},
 			bench: func(mgr manager.Manager) (reconcile.Reconciler, error) {

@@ -53,6 +53,7 @@ type Builder[T client.Object] struct {
 	raw         []func(*builder.Builder)
 	selector    labels.Selector
 	watcher     *cache.ByObject
+	complete    []client.Object // kinds the manager's cache holds all of (CompleteCache)
 	fieldOwner  string
 	recorder    observability.Recorder
 	ownRecorder *observability.EventRecorder // made by setup when recorder is nil
@@ -289,6 +290,28 @@ func (b *Builder[T]) LabelSelector(selector string) *Builder[T] {
 // manager's cache is configured when the manager is made, so Setup returns
 // an error if it is set. LabelSelector, if also given, sets the label part.
 func (b *Builder[T]) WatcherConfig(cfg cache.ByObject) *Builder[T] { b.watcher = &cfg; return b }
+
+// CompleteCache declares that the manager's cache holds every object of
+// these kinds (one example object each, such as &corev1.ConfigMap{}) in
+// the namespaces the controller's children live in: no label or field
+// selector and no namespace restriction in the manager's cache options
+// (cache.Options.ByObject, DefaultLabelSelector, DefaultFieldSelector,
+// DefaultNamespaces) leaves one out. A reconciler.Syncer then creates a
+// new child of such a kind with its apply alone, instead of reading the
+// child's name from the API server first (reconciler.Env.CompleteKinds).
+//
+// It is for Setup: Run builds the manager itself, with no selector on any
+// kind but the reconciled one (LabelSelector, WatcherConfig), and declares
+// the kinds it watches complete without being told. Setup cannot see an
+// existing manager's cache options, so without CompleteCache a Syncer
+// keeps reading each new child live (one request each), which is safe
+// with any cache. Declaring a kind whose cache is filtered is not: an
+// object the filter hides would be overwritten by the child's apply (its
+// controller reference and owner label are removed again at once).
+func (b *Builder[T]) CompleteCache(objs ...client.Object) *Builder[T] {
+	b.complete = append(b.complete, objs...)
+	return b
+}
 
 // FieldOwner sets the field manager name (default: the controller name).
 // With Run, the cache keeps only this manager's managedFields entry of every

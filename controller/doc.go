@@ -61,6 +61,20 @@
 // [Builder.WithWatches] reaches controller-runtime's builder for what the
 // Builder does not offer.
 //
+// One difference costs requests: a reconciler.Syncer reads a new child's
+// name from the API server before creating it (one get per new child),
+// unless the cache of the child's kind is complete (reconciler.Env's
+// CompleteKinds), because an object someone else made is missing from a
+// cache filtered by a label, field or namespace selector, and the child's
+// forced apply would overwrite it. Run builds the manager, with no
+// selector on any kind but the reconciled one, and declares the kinds it
+// watches complete itself. Setup cannot see your manager's cache options:
+// if they leave a child kind unfiltered in the namespaces your children
+// live in, say so with [Builder.CompleteCache] (or [WithCompleteCache] for
+// EnvFor), and a new child costs its apply alone:
+//
+//	kopcontroller.New[*v1.Shop]("shop", sync).CompleteCache(&appsv1.Deployment{}, &corev1.Service{}).Setup(mgr)
+//
 // # kopgo's helpers in a plain controller-runtime reconciler
 //
 // [EnvFor] builds, from a manager and a field owner, the Env the Builder

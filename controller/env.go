@@ -21,6 +21,7 @@ type envOptions struct {
 	recorder observability.Recorder
 	metrics  *observability.Metrics
 	cached   []client.Object
+	complete []client.Object
 }
 
 // WithCachedKinds names the kinds the Env's Applier reads from the
@@ -31,6 +32,24 @@ type envOptions struct {
 // options add up.
 func WithCachedKinds(objs ...client.Object) EnvOption {
 	return func(o *envOptions) { o.cached = append(o.cached, objs...) }
+}
+
+// WithCompleteCache declares that the manager's cache holds every object
+// of these kinds (one example object each) in the namespaces the
+// controller's children live in: no label, field or namespace restriction
+// of the manager's cache options leaves one out. The Env lists them in
+// reconciler.Env.CompleteKinds, so that a reconciler.Syncer creates a new
+// child of such a kind without reading its name from the API server
+// first, and its Applier reads them from the cache ([WithCachedKinds]).
+// Without it, none: EnvFor cannot see the manager's cache options, and a
+// Syncer reads each new child live (one request), which is safe with any
+// cache. Naming a kind whose cache is filtered is not safe: see
+// reconciler.Env.CompleteKinds. Repeated options add up.
+func WithCompleteCache(objs ...client.Object) EnvOption {
+	return func(o *envOptions) {
+		o.complete = append(o.complete, objs...)
+		o.cached = append(o.cached, objs...)
+	}
 }
 
 // WithRecorder makes the Env record events with r instead of a new
@@ -84,7 +103,9 @@ func WithMetrics(m *observability.Metrics) EnvOption {
 //   - Applier: an apply.Applier for fieldOwner sharing the manager's HTTP
 //     client, REST mapper and scheme (custom resources included), counting
 //     its outcomes in kopgo_apply_total on controller-runtime's registry
-//     ([WithMetrics] for another).
+//     ([WithMetrics] for another);
+//   - CompleteKinds: the kinds named with [WithCompleteCache], none
+//     without it.
 //
 // # Which kinds the Applier reads from the cache
 //
@@ -121,6 +142,10 @@ func EnvFor(mgr manager.Manager, fieldOwner string, opts ...EnvOption) (*reconci
 	if err != nil {
 		return nil, err
 	}
+	complete, err := groupKinds(mgr.GetScheme(), o.complete)
+	if err != nil {
+		return nil, err
+	}
 	metrics := o.metrics
 	if metrics == nil {
 		if metrics, err = observability.Default(); err != nil {
@@ -150,5 +175,7 @@ func EnvFor(mgr manager.Manager, fieldOwner string, opts ...EnvOption) (*reconci
 		Recorder: recorder,
 		Scheme:   mgr.GetScheme(),
 		Applier:  applier,
+		// Sync trusts the cache's "not found" for these kinds only.
+		CompleteKinds: complete,
 	}, nil
 }

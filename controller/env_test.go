@@ -16,6 +16,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -247,6 +248,7 @@ func TestEnvForOptionsAndMistakes(t *testing.T) {
 		{"nil manager", nil, "x", nil},
 		{"no field owner", mgr, "", nil},
 		{"a cached kind the scheme does not know", mgr, "x", []kopcontroller.EnvOption{kopcontroller.WithCachedKinds(&notRegistered{})}},
+		{"a complete kind the scheme does not know", mgr, "x", []kopcontroller.EnvOption{kopcontroller.WithCompleteCache(&notRegistered{})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env, err := kopcontroller.EnvFor(tc.mgr, tc.fieldOwner, tc.opts...)
@@ -268,6 +270,17 @@ func TestEnvForOptionsAndMistakes(t *testing.T) {
 	}
 	if env.Recorder != observability.Recorder(fake) || env.Scheme != scheme || env.Reader == nil || env.Client == nil {
 		t.Errorf("Env %+v: want the given recorder, the manager's scheme, a reader and a client", env)
+	}
+	if len(env.CompleteKinds) != 0 {
+		t.Errorf("Env.CompleteKinds = %v without WithCompleteCache, want none: a Syncer reads new children live", env.CompleteKinds)
+	}
+	declared, err := kopcontroller.EnvFor(mgr, "owner", kopcontroller.WithRecorder(fake), kopcontroller.WithMetrics(metrics),
+		kopcontroller.WithCompleteCache(&corev1.ConfigMap{}, &corev1.Secret{}), kopcontroller.WithCompleteCache(&corev1.ConfigMap{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []schema.GroupKind{{Kind: "ConfigMap"}, {Kind: "Secret"}}; !slices.Equal(declared.CompleteKinds, want) {
+		t.Errorf("Env.CompleteKinds = %v, want %v", declared.CompleteKinds, want)
 	}
 	if got := env.Applier.FieldOwner(); got != "owner" {
 		t.Errorf("Applier's field owner %q, want %q", got, "owner")

@@ -8,9 +8,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
@@ -45,6 +47,33 @@ func ExampleBuilder_Run() {
 		Watch(&corev1.Secret{}, owners.LabelMapper("example.com/widget")).
 		Run(ctrl.SetupSignalHandler())
 	fmt.Println(err)
+}
+
+// A Sync controller in a manager of your own whose cache holds the whole
+// of one namespace, where the children live: CompleteCache says so for the
+// child kind, and a new child costs its apply alone instead of a live read
+// of its name first. (Run needs no such line: it builds the manager.)
+func ExampleBuilder_CompleteCache() {
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		fmt.Println("no cluster:", err)
+		return
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Cache: cache.Options{DefaultNamespaces: map[string]cache.Config{"shop": {}}}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sync := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
+		func(_ context.Context, w *widget.Widget, _ reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			return []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name}, Data: map[string]string{"size": fmt.Sprint(w.Spec.Size)}}},
+				reconciler.Done(), nil
+		})
+	if err := kopcontroller.New[*widget.Widget]("widgets", sync).CompleteCache(&corev1.ConfigMap{}).Setup(mgr); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(mgr.Start(ctrl.SetupSignalHandler()))
 }
 
 // WidgetReconciler is a plain controller-runtime reconciler, as

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +72,49 @@ func declaredKinds(scheme *runtime.Scheme, objs []client.Object) (map[schema.Gro
 		kinds[gvk] = true
 	}
 	return kinds, nil
+}
+
+// groupKinds returns the kinds of objs, each once, in their order.
+// Metadata-only objects (PartialObjectMetadata) are left out, as in
+// declaredKinds: a typed read of their kind uses another cache.
+func groupKinds(scheme *runtime.Scheme, objs []client.Object) ([]schema.GroupKind, error) {
+	var gks []schema.GroupKind
+	for _, o := range objs {
+		if _, ok := o.(*metav1.PartialObjectMetadata); ok {
+			continue
+		}
+		gvk, err := apiutil.GVKForObject(o, scheme)
+		if err != nil {
+			return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("complete kind %T", o), kopmeta.ObjectRef{})
+		}
+		if !slices.Contains(gks, gvk.GroupKind()) {
+			gks = append(gks, gvk.GroupKind())
+		}
+	}
+	return gks, nil
+}
+
+// completeKinds returns the kinds whose cache holds all their objects: the
+// kinds declared with CompleteCache, and, in a manager Run built (ownManager),
+// every kind the controller watches, but its own kind when LabelSelector or
+// WatcherConfig filters its cache.
+func (b *Builder[T]) completeKinds(scheme *runtime.Scheme, proto T, owns []client.Object, ownManager bool) ([]client.Object, error) {
+	if !ownManager {
+		return b.complete, nil
+	}
+	filtered := b.selector != nil || b.watcher != nil
+	protoGVK, err := apiutil.GVKForObject(proto, scheme)
+	if err != nil {
+		return nil, koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: kind %T", b.name, proto), kopmeta.ObjectRef{})
+	}
+	var objs []client.Object
+	for _, o := range slices.Concat(b.complete, []client.Object{proto}, owns, b.watchedKinds()) {
+		if gvk, err := apiutil.GVKForObject(o, scheme); filtered && err == nil && gvk.GroupKind() == protoGVK.GroupKind() {
+			continue
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
 }
 
 // declaredOnly is the Applier's cache: the manager's cache, for the kinds

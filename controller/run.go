@@ -60,9 +60,15 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	// cache (see EnvFor), and counts its outcomes under the controller's
 	// name; the recorder, unless given, reports as the field owner, writes
 	// through the manager's client and is flushed when the manager stops
-	// (and by Run once it has stopped).
+	// (and by Run once it has stopped). A Syncer trusts the cache's "not
+	// found" for the complete kinds: in a manager Run built, every kind
+	// but a filtered own kind (see CompleteCache).
+	complete, err := b.completeKinds(mgr.GetScheme(), proto, owns, ownManager)
+	if err != nil {
+		return err
+	}
 	env, err := EnvFor(mgr, b.fieldOwner, WithName(b.name), WithMetrics(metrics), WithRecorder(b.recorder),
-		WithCachedKinds(append(append([]client.Object{proto}, owns...), b.watchedKinds()...)...))
+		WithCachedKinds(append(append([]client.Object{proto}, owns...), b.watchedKinds()...)...), WithCompleteCache(complete...))
 	if err != nil {
 		return err
 	}

@@ -197,23 +197,40 @@
 // An object being deleted is waited for too, and then created anew.
 //
 // Sync decides from what it sees: the cache, and for a child the cache does
-// not hold, one live get by name through Env.Reader (a child that was just
-// created may not be in the cache yet; a cache restricted by a label
-// selector does not hold other people's objects; an Env without a Reader
-// relies on the cache alone). An operator that may list a child kind but
+// not hold, one live get by name through Env.Reader, unless the cache of
+// the child's kind is complete (Env.CompleteKinds). A cache restricted by
+// a label, field or namespace selector does not hold other people's
+// objects, so its "not found" proves nothing, and Sync asks the API
+// server. A complete cache (no such restriction on the kind: what the
+// controller Builder's Run builds for every child kind; on a manager of
+// your own, say so with Builder.CompleteCache or
+// controller.WithCompleteCache) holds every object that existed when it
+// last heard from the API server, so Sync creates a new child with its
+// apply alone. An Env without a Reader relies on the cache alone. An
+// operator that may list a child kind but
 // not get it reads with a list by name instead (after one get refused
 // with 403), which the API server answers only once its watch cache caught
 // up with etcd: some tens of milliseconds while writes stream in, against
-// a few for a get; give the operator get on its child kinds. Server-side
-// apply has no create-only precondition (metadata.uid in an apply makes it
-// update-only: "uid mismatch ... no existing object was found"), so an
-// object created by
-// someone else between that read and the apply (a window of one round
-// trip) is taken over by the apply. Sync detects it (the API server answers
-// 200 instead of 201, and another field manager wrote the object), removes
-// its controller reference and owner label again at once, and returns a
-// Conflict error naming the object, after which the object is refused as
-// above; the field values it applied stay.
+// a few for a get; give the operator get on its child kinds.
+//
+// Server-side apply has no create-only precondition (metadata.uid in an
+// apply makes it update-only: "uid mismatch ... no existing object was
+// found"), so an object created by someone else after Sync looked and
+// before its apply is taken over by the apply, and the fields the child
+// sets are overwritten (Sync forces ownership; see drift below). That
+// window is one round trip after a live read, and the cache's lag (the
+// time a watch event takes to arrive: milliseconds, longer on a loaded
+// API server) with a complete cache. The Applier detects it: the API
+// server answers 200 instead of 201, for an object whose UID is not the
+// one the Applier created (a child this process created itself, which the
+// cache does not show yet, is no takeover). Sync then removes its
+// controller reference and owner label again at once, and returns a
+// Conflict error naming the object and the field manager that created it,
+// after which the object is refused as above; the field values it applied
+// stay. Naming a kind in Env.CompleteKinds whose cache is in fact filtered
+// widens that window to every object the filter hides, which Sync would
+// then overwrite before disowning: name only kinds whose cache holds
+// everything.
 //
 // # Sync: drift
 //
@@ -288,7 +305,9 @@
 // the cache, the Applier skips children nobody changed since its last apply,
 // pruning is only attempted when an observed child is no longer desired, and
 // the loop writes status only when it changed (measured in the tests).
-// Creating a child costs two requests: the live get and the apply.
+// Creating a child costs one request, its apply, when the cache of its kind
+// is complete (Env.CompleteKinds: every child kind under the Builder's
+// Run), and two otherwise: a live get and the apply.
 // Pruning deletes the observed children it already holds (gc.Delete): no
 // second list, no second informer. Unstructured child kinds are read live
 // unless the manager's client caches unstructured objects.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/apply"
@@ -105,4 +106,23 @@ type Env struct {
 	// *apply.Applier (apply.New), or an *apply.Fake in unit tests. Nil in
 	// an Env built by hand unless set.
 	Applier apply.Interface
+	// CompleteKinds are the kinds of which Client's cache holds every
+	// object, in every namespace the controller's children live in: no
+	// label or field selector (cache.Options.ByObject,
+	// DefaultLabelSelector, DefaultFieldSelector) and no namespace
+	// restriction can leave one out. Only the cache's lag can. For these
+	// kinds [Syncer] takes the cache's "not found" as the truth, and
+	// creates a new child without reading the API server first; for any
+	// other kind it reads the child's name live (one request), because an
+	// object someone else made may be missing from a filtered cache
+	// although it exists (see the package documentation, section "Sync:
+	// objects it did not create"). The Builder's Run, which builds the
+	// manager itself, sets the kinds it watches (but its own kind when
+	// LabelSelector or WatcherConfig filter it); Setup and EnvFor, which
+	// cannot see a manager's cache options, set none unless told
+	// (controller.WithCompleteCache, Builder.CompleteCache). Naming a kind
+	// whose cache is filtered lets Sync's apply overwrite the fields a
+	// child sets on an object the filter hides (its controller reference
+	// and owner label are removed again at once).
+	CompleteKinds []schema.GroupKind
 }

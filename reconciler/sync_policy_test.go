@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/kopgo/kopgo/apply"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/loop"
 	"github.com/kopgo/kopgo/reconciler"
@@ -253,31 +254,56 @@ func readerWith(t *testing.T, ns string, verbs []string) (client.Reader, *testki
 }
 
 // An object created by someone else between Sync's look and its apply (the
-// window server-side apply leaves open) is taken over by the apply; Sync
-// sees it and removes its controller reference and label again.
+// window server-side apply leaves open) is taken over by the apply; the
+// Applier sees it (a 200 for an object it did not create), and Sync removes
+// its controller reference and label again. When the Applier's own cache
+// shows the object by then, the apply is refused before anything is
+// written.
 func TestSyncDisownsObjectCreatedWhileItCreated(t *testing.T) {
-	h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
-	theirs := inNs(h.ns, configMap("contested", map[string]string{"theirs": "1"}))
-	if err := cluster.Client().Create(t.Context(), theirs, client.FieldOwner("someone")); err != nil {
-		t.Fatal(err)
-	}
-	env := *h.env
-	env.Client, env.Reader = hidingClient{Client: h.env.Client}, blindReader{} // neither sees it: as if it was created just after
-	r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
-		return []client.Object{configMap("contested", map[string]string{"mine": "1"})}, reconciler.Done(), nil
-	})
-	w := h.getWidget()
-	_, err := r.Reconcile(t.Context(), w, &env)
-	if err == nil || koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Conflict || !strings.Contains(err.Error(), `created by "someone" while Sync was creating it`) {
-		t.Errorf("Reconcile = %v, want a retryable Conflict naming the other field manager", err)
-	}
-	got := theirs.DeepCopy()
-	get(t, got)
-	if metav1.IsControlledBy(got, w) || len(got.OwnerReferences) > 0 || got.Labels[ownerLabel] != "" {
-		t.Errorf("the object keeps Sync's claim: owners %v, labels %v", got.OwnerReferences, got.Labels)
-	}
-	if got.Data["theirs"] != "1" {
-		t.Errorf("the object's own data was lost: %v", got.Data)
+	for _, applierSees := range []bool{false, true} {
+		t.Run(fmt.Sprintf("applier sees it: %t", applierSees), func(t *testing.T) {
+			h := newSyncHarness(t, []client.Object{&corev1.ConfigMap{}})
+			theirs := inNs(h.ns, configMap("contested", map[string]string{"theirs": "1"}))
+			if err := cluster.Client().Create(t.Context(), theirs, client.FieldOwner("someone")); err != nil {
+				t.Fatal(err)
+			}
+			env := *h.env
+			env.Client, env.Reader = hidingClient{Client: h.env.Client}, blindReader{} // neither sees it: as if it was created just after
+			if applierSees {
+				h.settle(theirs)
+			} else {
+				applier, err := apply.New(cluster.Config, "sync-test", apply.WithScheme(cluster.Scheme()), apply.WithCache(env.Client))
+				if err != nil {
+					t.Fatal(err)
+				}
+				env.Applier = applier
+			}
+			r := reconciler.Sync([]client.Object{&corev1.ConfigMap{}}, func(context.Context, *widget.Widget, reconciler.Children) ([]client.Object, reconciler.Action, error) {
+				return []client.Object{configMap("contested", map[string]string{"mine": "1"})}, reconciler.Done(), nil
+			})
+			w := h.getWidget()
+			_, err := r.Reconcile(t.Context(), w, &env)
+			got := theirs.DeepCopy()
+			get(t, got)
+			if applierSees {
+				if err == nil || koperrors.IsTerminal(err) || !strings.Contains(err.Error(), "the object exists and has no controller") {
+					t.Errorf("Reconcile = %v, want the Applier's refusal", err)
+				}
+				if got.ResourceVersion != theirs.ResourceVersion {
+					t.Errorf("the object was written: owners %v, labels %v, data %v", got.OwnerReferences, got.Labels, got.Data)
+				}
+				return
+			}
+			if err == nil || koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Conflict || !strings.Contains(err.Error(), `created by "someone" while Sync was creating it`) {
+				t.Errorf("Reconcile = %v, want a retryable Conflict naming the other field manager", err)
+			}
+			if metav1.IsControlledBy(got, w) || len(got.OwnerReferences) > 0 || got.Labels[ownerLabel] != "" {
+				t.Errorf("the object keeps Sync's claim: owners %v, labels %v", got.OwnerReferences, got.Labels)
+			}
+			if got.Data["theirs"] != "1" {
+				t.Errorf("the object's own data was lost: %v", got.Data)
+			}
+		})
 	}
 }
 

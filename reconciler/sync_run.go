@@ -72,8 +72,9 @@ type syncRun[T client.Object] struct {
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
 		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
-		// Sync decides adoption itself (sync, create and disown below), so
-		// the Applier need not refuse an orphan Sync chose to adopt.
+		// Sync decides adoption of the objects it sees itself (sync), so
+		// the Applier need not refuse an orphan Sync chose to adopt; for
+		// a child it did not see, create lets the Applier check.
 		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
 		ready:        map[kopmeta.ObjectRef]bool{},
 		changes:      map[string][]string{},
@@ -89,7 +90,7 @@ func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []child
 
 // sync brings one desired child to its desired state, or records why not.
 func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
-	existing, looked, err := r.find(ctx, c)
+	existing, err := r.find(ctx, c)
 	if err != nil {
 		r.errs = append(r.errs, err)
 		return
@@ -106,7 +107,7 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 		}
 	}
 	if existing == nil {
-		r.create(ctx, c, looked)
+		r.create(ctx, c)
 		return
 	}
 	if kopmeta.IsBeingDeleted(existing) {
@@ -148,29 +149,35 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 }
 
 // find returns the object of c's name: the observed child, else the
-// cache's object, else (when the cache has none, and Env.Reader is set)
-// the API server's, read live by name ([Syncer.readLive]). nil when there
-// is none; looked reports that the API server said so.
-func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (obj client.Object, looked bool, err error) {
+// cache's object, else (when the cache has none, its kind is not among
+// Env.CompleteKinds, and Env.Reader is set) the API server's, read live
+// by name ([Syncer.readLive]). nil when there is none.
+func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (client.Object, error) {
 	if o, ok := r.observed[c.ref]; ok {
-		return o, false, nil
+		return o, nil
 	}
-	obj = newObject(r.env.Scheme, c.kind)
-	err = r.env.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, obj)
+	obj := newObject(r.env.Scheme, c.kind)
+	err := r.env.Client.Get(ctx, client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}, obj)
 	switch {
 	case err == nil:
-		return obj, false, nil
-	case !apierrors.IsNotFound(err):
+		return obj, nil
+	case apierrors.IsNotFound(err):
+		if slices.Contains(r.env.CompleteKinds, c.kind.gvk.GroupKind()) {
+			// The cache holds every object of the kind: its absence is
+			// the answer, up to its lag, which create covers.
+			return nil, nil
+		}
+	default:
 		log.FromContext(ctx).V(1).Info("Cache read failed, reading the API server", "child", c.ref.String(), "error", err.Error())
 	}
 	if r.env.Reader == nil {
-		return nil, false, nil
+		return nil, nil
 	}
 	found, err := r.s.readLive(ctx, r.env, c)
 	if err != nil {
-		return nil, false, koperrors.Wrap(err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
+		return nil, koperrors.Wrap(err, "read child", kopmeta.ObjectRef{Group: c.kind.gvk.Group, Kind: c.kind.gvk.Kind, Namespace: c.ref.Namespace, Name: c.ref.Name})
 	}
-	return found, true, nil
+	return found, nil
 }
 
 // readLive reads the object of c's name from the API server (Env.Reader):
@@ -225,26 +232,27 @@ func (r *syncRun[T]) earlierParent(ctrl *metav1.OwnerReference) bool {
 	return err == nil && gv.Group == r.parentGVK.Group && ctrl.Kind == r.parentGVK.Kind && ctrl.Name == r.parent.GetName()
 }
 
-// create applies a child that neither the cache nor (looked) the API
-// server had a moment ago. Server-side apply has no create-only
-// precondition, so an object created by someone else in between is taken
-// over by the apply: the 200 (not 201) and another field manager on the
-// object tell, and disown undoes the takeover, unless the child may adopt
-// orphans (an object with another controller fails the apply: two
-// controller references are invalid). Without looked, the absence is the
-// cache's word, which lags behind our own creations, so a 200 proves
-// nothing and nothing is undone.
-func (r *syncRun[T]) create(ctx context.Context, c preparedChild, looked bool) {
-	res, err := r.env.Applier.Apply(ctx, c.obj, r.applyOpts...)
+// create applies a child that neither the cache nor, for a kind whose
+// cache may be filtered, the API server had a moment ago. Server-side
+// apply has no create-only precondition, so an object someone else created
+// in between (after the API server's answer, or in the cache's lag) is
+// taken over by the apply. The Applier tells, unless the child may adopt
+// orphans: it expects a 201, or a 200 for the object it created itself
+// (its record knows the UID; the cache lags behind our own creations as
+// well), and for any other object it removes its controller reference
+// again and returns an *apply.TakeoverError that says the object
+// appeared. disown then removes the owner label too, and reports it. An
+// object with another controller fails the apply: two controller
+// references are invalid.
+func (r *syncRun[T]) create(ctx context.Context, c preparedChild) {
+	res, err := r.env.Applier.Apply(ctx, c.obj, slices.Concat(r.applyOpts, []client.ApplyOption{apply.AdoptOrphans(c.opts.AdoptOrphans)})...)
+	if terr, ok := errors.AsType[*apply.TakeoverError](err); ok && terr.Appeared {
+		r.errs = append(r.errs, r.disown(ctx, c, terr.Manager))
+		return
+	}
 	if err != nil {
 		r.errs = append(r.errs, err)
 		return
-	}
-	if looked && res.Outcome != apply.Created && !c.opts.AdoptOrphans {
-		if other := otherManager(res.Object(), r.fieldOwner); other != "" {
-			r.errs = append(r.errs, r.disown(ctx, c, other))
-			return
-		}
 	}
 	switch res.Outcome {
 	case apply.Created:
@@ -255,21 +263,11 @@ func (r *syncRun[T]) create(ctx context.Context, c preparedChild, looked bool) {
 	r.current(c, res.Object())
 }
 
-// otherManager returns a field manager other than ours that wrote obj
-// (its main resource, not its status), or "".
-func otherManager(obj client.Object, ours string) string {
-	for _, m := range obj.GetManagedFields() {
-		if m.Manager != ours && m.Subresource == "" {
-			return m.Manager
-		}
-	}
-	return ""
-}
-
-// disown removes the controller reference and the owner label that the
-// apply of c just put on an object someone else created, by applying c
-// without them (server-side apply removes what its field manager no longer
-// sets and nobody else does), and returns the error that reports it.
+// disown removes the owner label (and the controller reference, should the
+// Applier have failed to) that the apply of c just put on an object
+// someone else created, by applying c without them (server-side apply
+// removes what its field manager no longer sets and nobody else does), and
+// returns the error that reports it.
 func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) error {
 	intent := c.obj.DeepCopyObject().(client.Object)
 	refs := intent.GetOwnerReferences()
@@ -285,9 +283,9 @@ func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) 
 	intent.SetLabels(labels)
 	_, err := r.env.Applier.Apply(ctx, intent, r.applyOpts...)
 	if err != nil {
-		err = fmt.Errorf("removing the controller reference again failed: %w", err)
+		err = fmt.Errorf("removing its controller reference and owner label again failed: %w", err)
 	} else {
-		err = errors.New("its controller reference was removed again")
+		err = errors.New("its controller reference and owner label were removed again")
 	}
 	log.FromContext(ctx).Info("Desired child appeared while Sync created it", "child", c.ref.String(), "fieldManager", other, "parent", klog.KObj(r.parent))
 	return koperrors.WrapKind(koperrors.Conflict, fmt.Errorf(

@@ -23,10 +23,14 @@ import (
 //     which the API server's
 //     OwnerReferencesPermissionEnforcement checks when a child's
 //     controller reference blocks its owner's deletion.
-//   - the children: get (Sync reads a child's name live before creating
-//     it), list and watch (the cache), create and patch (server-side
-//     apply); delete on Jobs, whose run Sync replaces when the version
-//     changes.
+//   - the children: get (for the rare read the cache cannot answer: the
+//     Applier reads a new child live when the cache read fails, or when
+//     it does not show an object the Applier remembers applying for
+//     another owner, such as a parent deleted and created again; and Sync
+//     reads a new child's name live under a manager whose cache of the
+//     kind may be filtered, never under the Builder's Run), list and
+//     watch (the cache), create and patch (server-side apply); delete on
+//     Jobs, whose run Sync replaces when the version changes.
 //   - configmaps: list and watch (the registry is read from the cache),
 //     create and patch (the registry entries).
 //   - events.k8s.io events: the Synced, Registered and Deregistered events.
