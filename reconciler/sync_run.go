@@ -296,7 +296,9 @@ func (r *syncRun[T]) disown(ctx context.Context, c preparedChild, other string) 
 // update applies c to an existing child, recreating it when c's strategy
 // says so and the API server refuses the change as immutable.
 func (r *syncRun[T]) update(ctx context.Context, c preparedChild, existing client.Object, verb string) {
-	res, err := r.env.Applier.Apply(ctx, c.obj, r.applyOpts...)
+	// existing is the object as read (observed, or from the cache or the
+	// API server): the Applier need not read the cache for it again.
+	res, err := r.env.Applier.Apply(ctx, c.obj, slices.Concat(r.applyOpts, []client.ApplyOption{apply.Current(existing)})...)
 	if err != nil {
 		if c.opts.Update == Recreate && immutable(err) {
 			r.recreate(ctx, c, existing, err)
