@@ -113,6 +113,35 @@
 // child kinds); it applies other kinds without reading, so a controller
 // needs no list or watch permission on kinds it only writes.
 //
+// # Permissions
+//
+// What a controller run by the Builder asks of the API server, as RBAC
+// rules (the examples' +kubebuilder:rbac markers are complete lists: their
+// end-to-end tests run each operator as a user bound only to them, and a
+// missing or unused rule fails the test):
+//
+//   - Its own kind: list and watch (the cache); patch (the finalizer);
+//     patch on its status subresource (status is written with
+//     server-side apply); update on its finalizers subresource when its
+//     children's owner references block its deletion (the default).
+//   - get on its own kind is optional: after an error that may mean the
+//     object was deleted, the loop reads it from the API server, and reads
+//     the cache instead when get is refused.
+//   - Each child kind: list and watch (Owns, a Syncer's kinds: the cache),
+//     create and patch (server-side apply creates an object with a patch,
+//     and the API server asks for create too), delete where children are
+//     pruned (gc, Sync). get where a Syncer must read a child the cache
+//     cannot answer for: under Setup without [Builder.CompleteCache], one
+//     get per new child (a list by name when get is refused).
+//   - events.k8s.io events: create and patch, in the namespaces of the
+//     objects events are about.
+//   - Leader election: get, create and update on coordination.k8s.io
+//     leases in its namespace (and create on core events there).
+//   - The metrics endpoint's authentication and authorization (the
+//     default, see [Builder.MetricsPort]): create on
+//     authentication.k8s.io tokenreviews and authorization.k8s.io
+//     subjectaccessreviews.
+//
 // # Mistakes
 //
 // A nil reconciler, an invalid label selector, a concurrency below 1, the
