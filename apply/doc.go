@@ -68,7 +68,9 @@
 // How the Applier knows whose the object is, without a request where it
 // can:
 //
-//   - The cache's copy (free) when it has one; its controller decides.
+//   - The cache's copy (free) when it has one, or the object the caller
+//     read just before and hands over with [Current] (reconciler.Sync
+//     hands each child it listed): its controller decides.
 //   - The Applier's record of its own last apply of the object (its UID
 //     and controller), which covers a cache that has not yet received the
 //     object the Applier just created.
