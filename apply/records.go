@@ -5,6 +5,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kopgo/kopgo/internal/recency"
 )
 
 // recordKey names an object: its group, kind, namespace and name (not its
@@ -38,16 +40,18 @@ type records struct {
 	mu    sync.Mutex
 	max   int
 	items map[recordKey]*entry
-	// head is the most recently used entry, tail the least; nil when empty.
-	head, tail *entry
+	order recency.List[*entry]
 }
 
-// entry is one object's record in the recency list.
+// entry is one object's record in the recency order.
 type entry struct {
-	key        recordKey
-	rec        record
-	prev, next *entry // prev: more recent
+	key   recordKey
+	rec   record
+	links recency.Links[*entry]
 }
+
+// RecencyLinks implements recency.Element.
+func (e *entry) RecencyLinks() *recency.Links[*entry] { return &e.links }
 
 func newRecords(maxEntries int) *records {
 	return &records{max: maxEntries, items: map[recordKey]*entry{}}
@@ -60,24 +64,24 @@ func (r *records) get(key recordKey) (record, bool) {
 	if !ok {
 		return record{}, false
 	}
-	r.toFront(e)
+	r.order.Touch(e)
 	return e.rec, true
 }
 
 func (r *records) put(key recordKey, rec record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if e, ok := r.items[key]; ok {
+	e, ok := r.items[key]
+	if ok {
 		e.rec = rec
-		r.toFront(e)
-		return
+	} else {
+		e = &entry{key: key, rec: rec}
+		r.items[key] = e
 	}
-	e := &entry{key: key, rec: rec}
-	r.items[key] = e
-	r.toFront(e)
+	r.order.Touch(e)
 	for len(r.items) > r.max {
-		oldest := r.tail
-		r.unlink(oldest)
+		oldest := r.order.Oldest()
+		r.order.Remove(oldest)
 		delete(r.items, oldest.key)
 	}
 }
@@ -86,7 +90,7 @@ func (r *records) forget(key recordKey) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if e, ok := r.items[key]; ok {
-		r.unlink(e)
+		r.order.Remove(e)
 		delete(r.items, key)
 	}
 }
@@ -95,38 +99,4 @@ func (r *records) len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.items)
-}
-
-// toFront makes e, linked or not, the most recently used entry.
-func (r *records) toFront(e *entry) {
-	if r.head == e {
-		return
-	}
-	r.unlink(e)
-	e.next = r.head
-	if r.head != nil {
-		r.head.prev = e
-	}
-	r.head = e
-	if r.tail == nil {
-		r.tail = e
-	}
-}
-
-// unlink takes e out of the recency list (a no-op for an unlinked entry).
-func (r *records) unlink(e *entry) {
-	switch {
-	case e.prev != nil:
-		e.prev.next = e.next
-	case r.head == e:
-		r.head = e.next
-	default:
-		return // not linked
-	}
-	if e.next != nil {
-		e.next.prev = e.prev
-	} else {
-		r.tail = e.prev
-	}
-	e.prev, e.next = nil, nil
 }

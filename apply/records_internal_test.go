@@ -4,24 +4,23 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/kopgo/kopgo/internal/recency"
 )
 
 // order lists the keys' names from the most to the least recently used,
-// walking the links both ways and checking they agree with the map.
-func (r *records) order(t *testing.T) []string {
+// checking that the links and the map agree.
+func (r *records) names(t *testing.T) []string {
 	t.Helper()
-	var fwd, back []string
-	for e := r.head; e != nil; e = e.next {
-		fwd = append(fwd, e.key.name)
+	var out []string
+	for e := r.order.Oldest(); e != nil; e = recency.Newer(e) {
+		out = append(out, e.key.name)
 	}
-	for e := r.tail; e != nil; e = e.prev {
-		back = append(back, e.key.name)
+	slices.Reverse(out)
+	if len(out) != len(r.items) {
+		t.Fatalf("%d linked, %d in the map", len(out), len(r.items))
 	}
-	slices.Reverse(back)
-	if !slices.Equal(fwd, back) || len(fwd) != len(r.items) {
-		t.Fatalf("links disagree: forward %v, backward %v, %d in the map", fwd, back, len(r.items))
-	}
-	return fwd
+	return out
 }
 
 // The records evict the least recently used, and get, put and forget keep
@@ -32,14 +31,14 @@ func TestRecordsLRU(t *testing.T) {
 	for _, n := range []string{"a", "b", "c"} {
 		r.put(key(n), record{resourceVersion: n})
 	}
-	if got := r.order(t); !slices.Equal(got, []string{"c", "b", "a"}) {
+	if got := r.names(t); !slices.Equal(got, []string{"c", "b", "a"}) {
 		t.Fatalf("order %v", got)
 	}
 	if rec, ok := r.get(key("a")); !ok || rec.resourceVersion != "a" {
 		t.Fatalf("get a = %+v, %t", rec, ok)
 	}
 	r.put(key("d"), record{}) // evicts b, the least recently used
-	if got := r.order(t); !slices.Equal(got, []string{"d", "a", "c"}) {
+	if got := r.names(t); !slices.Equal(got, []string{"d", "a", "c"}) {
 		t.Fatalf("after evicting: %v, want d a c", got)
 	}
 	if _, ok := r.get(key("b")); ok {
@@ -51,15 +50,15 @@ func TestRecordsLRU(t *testing.T) {
 	}
 	for _, n := range []string{"a", "c", "d", "x"} { // middle, head, last, absent
 		r.forget(key(n))
-		r.order(t)
+		r.names(t)
 	}
-	if r.len() != 0 || r.head != nil || r.tail != nil {
-		t.Errorf("not empty after forgetting all: %d, head %v, tail %v", r.len(), r.head, r.tail)
+	if r.len() != 0 || r.order.Oldest() != nil {
+		t.Errorf("not empty after forgetting all: %d, oldest %v", r.len(), r.order.Oldest())
 	}
 	for i := range 10 {
 		r.put(key(fmt.Sprint(i)), record{})
 	}
-	if got := r.order(t); !slices.Equal(got, []string{"9", "8", "7"}) {
+	if got := r.names(t); !slices.Equal(got, []string{"9", "8", "7"}) {
 		t.Errorf("after 10 puts: %v", got)
 	}
 }

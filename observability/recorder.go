@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/reference"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/kopgo/kopgo/internal/recency"
 )
 
 // Recorder emits events.k8s.io/v1 events about objects. Emitting never
@@ -47,14 +49,14 @@ type EventRecorder struct {
 
 	mu     sync.Mutex
 	series map[seriesKey]*series
-	// newest and oldest end the list of remembered series in order of
-	// their last occurrence, so that forgetting and evicting look at the
-	// old end only, not at every series.
-	newest, oldest *series
-	pending        map[*series]struct{} // series whose count the server does not know
-	closing        bool                 // its manager stopped, or Shutdown began: write at once
-	stopped        bool                 // Shutdown: events are dropped
-	worker         chan struct{}        // closed when the running worker ends; nil when none runs
+	// order holds the remembered series in order of their last
+	// occurrence, so that forgetting and evicting look at the old end
+	// only, not at every series.
+	order   recency.List[*series]
+	pending map[*series]struct{} // series whose count the server does not know
+	closing bool                 // its manager stopped, or Shutdown began: write at once
+	stopped bool                 // Shutdown: events are dropped
+	worker  chan struct{}        // closed when the running worker ends; nil when none runs
 
 	queue chan *series
 	wake  chan struct{} // tells the worker that closing began
@@ -83,7 +85,7 @@ type series struct {
 	failed   bool // refused by the server, or given up
 	attempts int
 
-	newer, older *series // neighbours in the recorder's order of last occurrence
+	links recency.Links[*series] // in the recorder's order of last occurrence
 }
 
 // NewRecorder returns a recorder that writes through mgr's client and
@@ -218,7 +220,7 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 	if s != nil {
 		s.count++
 		s.last = now
-		r.touchLocked(s)
+		r.order.Touch(s)
 		r.pending[s] = struct{}{}
 		if r.closing {
 			r.enqueueLocked(s)
@@ -255,33 +257,33 @@ func (r *EventRecorder) record(regarding, related runtime.Object, eventType, rea
 // new Event, nothing is lost. r.mu is held.
 func (r *EventRecorder) rememberLocked(key seriesKey, s *series, now time.Time) {
 	if old := r.series[key]; old != nil {
-		r.unlinkLocked(old)
+		r.order.Remove(old)
 		delete(r.series, key)
 	}
 	if len(r.series) >= maxSeries {
 		r.forgetLocked(now)
 	}
-	for old := r.oldest; old != nil && len(r.series) >= maxSeries; {
-		newer := old.newer
+	for old := r.order.Oldest(); old != nil && len(r.series) >= maxSeries; {
+		newer := recency.Newer(old)
 		if _, p := r.pending[old]; !p {
-			r.unlinkLocked(old)
+			r.order.Remove(old)
 			delete(r.series, old.key())
 		}
 		// else: pending, the worker drains it; it stays.
 		old = newer
 	}
 	r.series[key] = s
-	r.touchLocked(s)
+	r.order.Touch(s)
 }
 
 // forgetLocked forgets the series whose last occurrence is older than
 // seriesExpiry and whose count the server knows: it walks from the oldest
 // series to the first one still open. r.mu is held.
 func (r *EventRecorder) forgetLocked(now time.Time) {
-	for s := r.oldest; s != nil && now.Sub(s.last) > seriesExpiry; {
-		newer := s.newer
+	for s := r.order.Oldest(); s != nil && now.Sub(s.last) > seriesExpiry; {
+		newer := recency.Newer(s)
 		if _, p := r.pending[s]; !p {
-			r.unlinkLocked(s)
+			r.order.Remove(s)
 			delete(r.series, s.key())
 		}
 		s = newer
@@ -298,38 +300,5 @@ func (s *series) key() seriesKey {
 	return k
 }
 
-// touchLocked makes s, remembered or about to be, the newest series.
-// r.mu is held.
-func (r *EventRecorder) touchLocked(s *series) {
-	if r.newest == s {
-		return
-	}
-	r.unlinkLocked(s)
-	s.older = r.newest
-	if r.newest != nil {
-		r.newest.newer = s
-	}
-	r.newest = s
-	if r.oldest == nil {
-		r.oldest = s
-	}
-}
-
-// unlinkLocked takes s out of the order (a no-op when it is not in it).
-// r.mu is held.
-func (r *EventRecorder) unlinkLocked(s *series) {
-	switch {
-	case s.newer != nil:
-		s.newer.older = s.older
-	case r.newest == s:
-		r.newest = s.older
-	default:
-		return // not linked
-	}
-	if s.older != nil {
-		s.older.newer = s.newer
-	} else {
-		r.oldest = s.newer
-	}
-	s.newer, s.older = nil, nil
-}
+// RecencyLinks implements recency.Element.
+func (s *series) RecencyLinks() *recency.Links[*series] { return &s.links }

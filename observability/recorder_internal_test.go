@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+
+	"github.com/kopgo/kopgo/internal/recency"
 )
 
 // seriesOf returns a series whose event carries key, as Event makes it.
@@ -61,7 +63,7 @@ func TestForgetEndedSeries(t *testing.T) {
 		r.rememberLocked(key(i), all[i], t0)
 	}
 	all[0].last = t0.Add(time.Hour) // repeated much later
-	r.touchLocked(all[0])
+	r.order.Touch(all[0])
 	r.pending[all[1]] = struct{}{}
 	r.forgetLocked(t0.Add(seriesExpiry + 3*time.Millisecond))
 	for i, want := range []bool{true, true, false, true, true} {
@@ -70,7 +72,7 @@ func TestForgetEndedSeries(t *testing.T) {
 		}
 	}
 	var order []string
-	for s := r.oldest; s != nil; s = s.newer {
+	for s := r.order.Oldest(); s != nil; s = recency.Newer(s) {
 		order = append(order, s.key().note)
 	}
 	if want := "step 1,step 3,step 4,step 0"; strings.Join(order, ",") != want {
