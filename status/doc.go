@@ -228,18 +228,22 @@
 // controller's own previous write. A cache that lags (the object read
 // before the watch delivered our last write) could hide a needed write: we
 // wrote Y, the stale read shows X, and the reconcile computes X again. The
-// package therefore remembers, per object UID, the resourceVersion the last
-// write was based on, the one it returned, and the status it sent (bounded,
-// least recently written forgotten first). Two rules use it:
+// package therefore remembers, per object UID, the status of this
+// process' last write, the resourceVersion it returned, and the versions
+// known to be older: the one it was based on and this process' earlier
+// writes of the object (bounded, least recently written forgotten first).
+// Two rules use it:
 //
 //   - The snapshot is not the last write's version and the new status
 //     differs from what was written: Patch sends, though the status equals
 //     the snapshot (the stale read hid our write).
-//   - The snapshot is the very version the last write was based on, and
-//     the new status equals what was written: Patch sends nothing, though
-//     the status differs from the snapshot (the server already holds it;
-//     the watch event of that write brings a read that includes it, and a
-//     later write by anyone else brings another).
+//   - The snapshot is one of the versions known to be older than the last
+//     write, and the new status equals what was written: Patch sends
+//     nothing, though the status differs from the snapshot (the server
+//     already holds it; the watch event of that write brings a read that
+//     includes it, and a later write by anyone else brings another). A
+//     cache two writes behind (a large object whose watch events arrive
+//     slowly) shows one of our earlier writes: older too.
 //
 // Without the second rule, each event that arrived between our write and
 // its watch event (a child's status, say) re-sent the same status: one

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -125,10 +126,10 @@ func (p *Patcher) snapshot() (any, error) {
 // the object's status since the snapshot's resourceVersion (the cache had
 // not yet caught up with that write when the object was read) and the
 // status differs from what was written, Patch sends even when obj equals
-// the snapshot; when the snapshot is the very version this process' last
-// write was based on and the status equals that write, Patch sends
-// nothing, though it differs from the snapshot: see "Stale caches" in the
-// package documentation.
+// the snapshot; when the snapshot is known to predate this process' last
+// write (the version it was based on, or an earlier write of ours) and the
+// status equals that write, Patch sends nothing, though it differs from
+// the snapshot: see "Stale caches" in the package documentation.
 //
 // On success obj's resourceVersion is the one the server returned and the
 // Patcher's snapshot becomes the status sent, so a second Patch in the
@@ -186,15 +187,30 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	basedOn := p.resourceVersion
 	p.before, p.converted, p.resourceVersion = after, true, rv
 	if uid := u.GetUID(); uid != "" {
-		writes.put(lastWrite{uid: uid, resourceVersion: rv, basedOn: basedOn, status: after})
+		writes.put(lastWrite{uid: uid, resourceVersion: rv, older: olderThan(uid, basedOn), status: after})
 	}
 	return true, nil
 }
 
+// olderThan returns the resourceVersions known to predate a write of uid
+// based on the version basedOn: that one, and this process' earlier writes
+// of uid, which finished before this one began, with theirs.
+func olderThan(uid types.UID, basedOn string) []string {
+	older := []string{basedOn}
+	if prev, ok := writes.get(uid); ok {
+		for _, rv := range append([]string{prev.resourceVersion}, prev.older...) {
+			if len(older) < maxOlder && !slices.Contains(older, rv) {
+				older = append(older, rv)
+			}
+		}
+	}
+	return older
+}
+
 // mustSend decides whether status after must be written. The snapshot is
 // the server's status as of the read; the write log knows whether this
-// process wrote a status the read did not include yet, or that the read is
-// the version our last write started from.
+// process wrote a status the read did not include yet, or that the read
+// predates our last write.
 func (p *Patcher) mustSend(before, after any) bool {
 	changed := !equality.Semantic.DeepEqual(before, after)
 	var last lastWrite
@@ -208,9 +224,11 @@ func (p *Patcher) mustSend(before, after any) bool {
 	case last.resourceVersion == p.resourceVersion:
 		writes.forget(p.uid) // the read includes our last write
 		return changed
-	case last.basedOn == p.resourceVersion:
-		// The read is the version our last write started from: the server
-		// holds what we wrote, whatever the read says.
+	case slices.Contains(last.older, p.resourceVersion):
+		// The read predates our last write (it is the version that write
+		// started from, or one of our earlier writes: a cache that has not
+		// caught up): the server holds what we wrote, whatever the read
+		// says.
 		return !equality.Semantic.DeepEqual(last.status, after)
 	default:
 		// The read may predate our last write: an unchanged status is

@@ -162,7 +162,7 @@ func TestPatcherTypedSnapshotDefersToTheWriteLog(t *testing.T) {
 	o := &copied{Status: &copiedStatus{Phase: "Running"}}
 	o.SetUID("typed-pending")
 	o.SetResourceVersion("3")
-	writes.put(lastWrite{uid: "typed-pending", resourceVersion: "4", basedOn: "2", status: map[string]any{"phase": "Failed"}})
+	writes.put(lastWrite{uid: "typed-pending", resourceVersion: "4", older: []string{"2"}, status: map[string]any{"phase": "Failed"}})
 	defer writes.forget("typed-pending")
 	p := NewPatcher(o)
 	if p.unchangedTyped(o) {

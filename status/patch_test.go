@@ -433,3 +433,50 @@ func TestPatchFieldOwner(t *testing.T) {
 		})
 	}
 }
+
+// A cache two of our writes behind: the reconcile that wrote the second
+// status read the version before the first (stale), and the next one reads
+// the first write's version, which the write log knows predates the
+// second. Computing the second status again sends nothing; computing
+// another one sends it.
+func TestPatchCacheTwoWritesBehind(t *testing.T) {
+	w := newWidget(t, "w")
+	c, requests := countingClient(t, w)
+	set := func(w *widget.Widget, phase string) {
+		status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionFalse, Reason: phase, LastTransitionTime: hourAgo})
+		w.Status.Phase = phase
+	}
+	patch := func(obj *widget.Widget, phase string) bool {
+		t.Helper()
+		p := status.NewPatcher(obj)
+		set(obj, phase)
+		sent, err := p.Patch(t.Context(), c, obj, client.FieldOwner(owner))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sent
+	}
+	v0 := w.DeepCopyObject().(*widget.Widget)
+	first := v0.DeepCopyObject().(*widget.Widget)
+	if !patch(first, "Deploying") { // v0 -> v1
+		t.Fatal("first write not sent")
+	}
+	v1 := read(t, w)
+	if !patch(v0.DeepCopyObject().(*widget.Widget), "Running") { // a stale read of v0 -> v2
+		t.Fatal("second write not sent")
+	}
+
+	requests.Store(0)
+	if patch(v1.DeepCopyObject().(*widget.Widget), "Running") {
+		t.Error("a read of our first write, with the second write's status: sent, want nothing (the server holds it)")
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests, want 0", n)
+	}
+	if !patch(v1.DeepCopyObject().(*widget.Widget), "Deploying") {
+		t.Error("a read of our first write, computing its status again (not what the server holds): nothing sent")
+	}
+	if got := observe(read(t, w)); got.Phase != "Deploying" {
+		t.Errorf("stored phase %q, want Deploying", got.Phase)
+	}
+}

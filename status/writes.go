@@ -12,11 +12,17 @@ import (
 // as it would without the memory.
 const maxWrites = 10000
 
+// maxOlder bounds lastWrite.older.
+const maxOlder = 4
+
 // lastWrite is what this process last applied to one object's status.
 type lastWrite struct {
 	uid             types.UID
 	resourceVersion string // returned by the API server for the write
-	basedOn         string // of the object as read before the write
+	// older are resourceVersions known to predate this write: the one it
+	// was based on (the object as read), and this process' earlier writes
+	// of the object with theirs, the last [maxOlder].
+	older []string
 	status          any    // the status sent, as unstructured data
 }
 
