@@ -22,8 +22,8 @@ type lastWrite struct {
 	// older are resourceVersions known to predate this write: the one it
 	// was based on (the object as read), and this process' earlier writes
 	// of the object with theirs, the last [maxOlder].
-	older []string
-	status          any    // the status sent, as unstructured data
+	older  []string
+	status any // the status sent, as unstructured data
 }
 
 // writeLog is a bounded LRU map from UID to the object's last status write,
