@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"sync"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -142,6 +143,9 @@ type Applier struct {
 	scopes     scopes
 	metrics    *observability.Metrics
 	controller string
+	// listOnly holds the kinds (schema.GroupVersionKind) the Applier may
+	// not get: it reads one object of them with a list by name instead.
+	listOnly sync.Map
 }
 
 // New returns an Applier that applies as fieldOwner (required: an empty one

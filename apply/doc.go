@@ -77,7 +77,9 @@
 //   - Otherwise (no cache, a cache that cannot read the kind, or a cache
 //     that says there is no object the Applier remembers), one GET to the
 //     API server before the apply, counted in [Result.Requests]; once per
-//     object, since the record remembers the answer. An Applier without a
+//     object, since the record remembers the answer. For a kind the
+//     operator may list but not get, a list by name instead (the 403 is
+//     remembered for the Applier's life). An Applier without a
 //     cache thus sends two requests for the first apply of each object
 //     with a controller reference, one after. A failed GET fails the apply
 //     (it cannot tell whose the object is); AdoptOrphans(true) needs no GET:
