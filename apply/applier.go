@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sync"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/liveread"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
 )
@@ -143,9 +143,9 @@ type Applier struct {
 	scopes     scopes
 	metrics    *observability.Metrics
 	controller string
-	// listOnly holds the kinds (schema.GroupVersionKind) the Applier may
-	// not get: it reads one object of them with a list by name instead.
-	listOnly sync.Map
+	// live reads an object from the API server (readLive), remembering the
+	// kinds the Applier may not get.
+	live liveread.Reader
 }
 
 // New returns an Applier that applies as fieldOwner (required: an empty one

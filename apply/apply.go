@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -265,42 +264,14 @@ func (a *Applier) lookCache(ctx context.Context, in *intent) (client.Object, boo
 }
 
 // readLive reads the object of in's name from the API server (nil when
-// there is none), and returns the requests that took: a get, or, for a
-// kind the Applier may list but not get (a 403 remembered for the
-// Applier's life), a list by name, as reconciler.Sync reads a child.
+// there is none), with a get or, for a kind the Applier may not get, a list
+// by name (see internal/liveread), and returns the requests that took.
 func (a *Applier) readLive(ctx context.Context, in *intent) (client.Object, int, error) {
 	xctx, x := withExchange(ctx)
-	key := client.ObjectKey{Namespace: in.namespace, Name: in.name}
-	if _, listOnly := a.listOnly.Load(in.gvk); !listOnly {
-		obj := a.newObject(in.gvk)
-		err := a.client.Get(xctx, key, obj)
-		switch {
-		case err == nil:
-			return obj, int(x.requests.Load()), nil
-		case apierrors.IsNotFound(err):
-			return nil, int(x.requests.Load()), nil
-		case !apierrors.IsForbidden(err):
-			return nil, int(x.requests.Load()), err
-		}
-		log.FromContext(ctx).V(1).Info("May not get objects of this kind; reading them with a list by name", "kind", in.gvk.String())
-		a.listOnly.Store(in.gvk, true)
-	}
-	list := a.newList(in.gvk)
-	opts := []client.ListOption{client.MatchingFields{"metadata.name": in.name}}
-	if in.namespace != "" {
-		opts = append(opts, client.InNamespace(in.namespace))
-	}
-	if err := a.client.List(xctx, list, opts...); err != nil {
-		return nil, int(x.requests.Load()), err
-	}
-	var found client.Object
-	err := apimeta.EachListItem(list, func(o runtime.Object) error {
-		if obj, ok := o.(client.Object); ok && obj.GetName() == in.name {
-			found = obj
-		}
-		return nil
-	})
-	return found, int(x.requests.Load()), err
+	obj, err := a.live.Read(xctx, a.client, in.gvk, client.ObjectKey{Namespace: in.namespace, Name: in.name},
+		func() client.Object { return a.newObject(in.gvk) },
+		func() client.ObjectList { return a.newList(in.gvk) })
+	return obj, int(x.requests.Load()), err
 }
 
 // newList returns an empty list of kind gvk: typed when the scheme knows

@@ -3,13 +3,13 @@ package reconciler
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/liveread"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/status"
 )
@@ -99,9 +99,9 @@ type Syncer[T client.Object] struct {
 	// a kind that is no longer served (its CRD deleted) makes it do.
 	resolved atomic.Pointer[resolvedKinds]
 
-	// listOnly holds the child kinds (schema.GroupVersionKind) the operator
-	// may not get: a live read of one lists by name instead (readLive).
-	listOnly sync.Map
+	// live reads a child from the API server (readLive), remembering the
+	// child kinds the operator may not get.
+	live liveread.Reader
 }
 
 // resolvedKinds are a Syncer's declared kinds resolved for env.

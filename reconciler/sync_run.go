@@ -10,9 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -180,48 +178,14 @@ func (r *syncRun[T]) find(ctx context.Context, c preparedChild) (client.Object, 
 	return found, nil
 }
 
-// readLive reads the object of c's name from the API server (Env.Reader):
-// a get, which the API server answers from etcd at once, or, for a kind
-// the operator may list but not get (a 403 remembered for the Syncer's
-// life), a list by name, which the API server answers from its watch cache
-// once that cache has caught up with etcd: tens of milliseconds while
-// other writes stream in, a get's time several times over. nil when there
-// is none.
+// readLive reads the object of c's name from the API server (Env.Reader),
+// with a get or, for a kind the operator may not get, a list by name (see
+// internal/liveread). nil when there is none.
 func (s *Syncer[T]) readLive(ctx context.Context, env *Env, c preparedChild) (client.Object, error) {
 	key := client.ObjectKey{Namespace: c.ref.Namespace, Name: c.ref.Name}
-	if _, listOnly := s.listOnly.Load(c.kind.gvk); !listOnly {
-		obj := newObject(env.Scheme, c.kind)
-		err := env.Reader.Get(ctx, key, obj)
-		switch {
-		case err == nil:
-			return obj, nil
-		case apierrors.IsNotFound(err):
-			return nil, nil
-		case !apierrors.IsForbidden(err):
-			return nil, err
-		}
-		log.FromContext(ctx).V(1).Info("May not get children of this kind; reading them with a list by name", "kind", c.kind.gvk.String())
-		s.listOnly.Store(c.kind.gvk, true)
-	}
-	list := newList(env.Scheme, c.kind)
-	opts := []client.ListOption{client.MatchingFields{"metadata.name": key.Name}}
-	if key.Namespace != "" {
-		opts = append(opts, client.InNamespace(key.Namespace))
-	}
-	if err := env.Reader.List(ctx, list, opts...); err != nil {
-		return nil, err
-	}
-	var found client.Object
-	err := apimeta.EachListItem(list, func(o runtime.Object) error {
-		if obj, ok := o.(client.Object); ok && obj.GetName() == key.Name {
-			found = obj
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, koperrors.WrapKind(koperrors.Internal, err, "list by name", kopmeta.ObjectRef{})
-	}
-	return found, nil
+	return s.live.Read(ctx, env.Reader, c.kind.gvk, key,
+		func() client.Object { return newObject(env.Scheme, c.kind) },
+		func() client.ObjectList { return newList(env.Scheme, c.kind) })
 }
 
 // earlierParent reports whether ctrl names a parent of this one's kind and
