@@ -319,9 +319,15 @@ func (a *Applier) undoTakeover(ctx context.Context, in *intent, o *client.ApplyO
 // readCache reads the live object from the cache, in its typed form when
 // the scheme knows the kind (so the caller's typed informer answers), else
 // as unstructured.
+//
+// The object is the cache's own, not a copy (client.UnsafeDisableDeepCopy):
+// the Applier only reads it, and [Result.Object] and [Result.Into] hand
+// the caller a copy. A converged reconcile's reads of its children then
+// copy nothing. Its TypeMeta is what the cache holds, which for a typed
+// object is usually empty.
 func (a *Applier) readCache(ctx context.Context, gvk schema.GroupVersionKind, key client.ObjectKey) (client.Object, error) {
 	live := a.newObject(gvk)
-	if err := a.cache.Get(ctx, key, live); err != nil {
+	if err := a.cache.Get(ctx, key, live, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	return live, nil

@@ -121,6 +121,20 @@ func (p *profiles) write(dir, key string) error {
 	return nil
 }
 
+// writeHeapProfile writes the heap profile (as of the last GC) to
+// dir/<key>.heap.pprof.
+func writeHeapProfile(dir, key string) error {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, key+".heap.pprof"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
+}
+
 func writeAllocs(w io.Writer) error {
 	runtime.GC() // the profile shows allocations up to the last GC
 	return pprof.Lookup("allocs").WriteTo(w, 0)

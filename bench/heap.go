@@ -137,6 +137,13 @@ func (e *env) heapOf(ctx context.Context, v variant, ns string, n int, strip boo
 		return 0, 0, err
 	}
 	running := heapInUse()
+	if check != nil && n > 0 && !strip && e.o.profile != "" {
+		// What the manager holds, by allocation site (go tool pprof
+		// -sample_index=inuse_space; -base another variant's to compare).
+		if err := writeHeapProfile(e.o.profile, fmt.Sprintf("%s-%d", v.key, n)); err != nil {
+			logf("heap profile: %v", err)
+		}
+	}
 	if check != nil {
 		if *check, err = checkCache(ctx, m.mgr.GetCache(), ns); err != nil {
 			m.stop()

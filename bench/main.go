@@ -130,7 +130,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "RESULTS.md", "file to write the table to ('' for none)")
 	flag.StringVar(&o.chart, "chart", "", "file to draw the scale chart in (PNG); default: scale.png beside -out, none without -out")
 	flag.DurationVar(&o.benchtime, "benchtime", time.Second, "time of each Go benchmark")
-	flag.StringVar(&o.profile, "profile", "", "directory to write each Go benchmark's CPU and allocation profiles to (<variant>-<N>.cpu.pprof, <variant>-<N>.allocs.pprof)")
+	flag.StringVar(&o.profile, "profile", "", "directory to write each Go benchmark's CPU and allocation profiles to (<variant>-<N>.cpu.pprof, <variant>-<N>.allocs.pprof), and the heap profile of the first heap reading (<variant>-<N>.heap.pprof)")
 	flag.BoolVar(&o.verbose, "v", false, "log each converge's reconciles, results and retries")
 	flag.StringVar(&o.convergeProfile, "converge-profile", "", "directory to write a CPU profile of each converge to (<variant>-<N>-<round>.converge.pprof)")
 	flag.StringVar(&o.only, "variants", "", "keys of the variants to run, such as DE ('' for all)")

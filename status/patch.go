@@ -61,6 +61,18 @@ func NewPatcher(obj client.Object) *Patcher {
 	return p
 }
 
+// Unchanged reports, cheaply, that [Patcher.Patch] would send nothing for
+// obj: its status equals the snapshot as typed Go values (the status type
+// has a DeepCopy method, as controller-gen writes one), and no status
+// write of this process is pending for the object. A caller can then skip
+// Patch and what it would prepare for it (a context with a deadline, say).
+// It converts nothing and sends nothing. False does not mean that Patch
+// will send: Patch compares further, as JSON.
+func (p *Patcher) Unchanged(obj client.Object) bool {
+	obj = unwrap(obj)
+	return (p.uid == "" || obj.GetUID() == p.uid) && p.unchangedTyped(obj)
+}
+
 // unchangedTyped reports, without converting anything, that obj's status
 // is the typed snapshot and nothing this process wrote is pending for it:
 // then no write is needed. Typed equality (apimachinery's semantic

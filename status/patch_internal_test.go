@@ -175,6 +175,36 @@ func TestPatcherTypedSnapshotDefersToTheWriteLog(t *testing.T) {
 	}
 }
 
+// Unchanged is the shortcut alone: true only for an unchanged typed status
+// with nothing pending, and never for another object.
+func TestPatcherUnchanged(t *testing.T) {
+	o := &copied{Status: &copiedStatus{Phase: "Running"}}
+	o.SetUID("unchanged-check")
+	p := NewPatcher(o)
+	if !p.Unchanged(o) {
+		t.Error("unchanged typed status: Unchanged = false")
+	}
+	other := o.DeepCopyObject().(*copied)
+	other.SetUID("another-object")
+	if p.Unchanged(other) {
+		t.Error("an object of another UID: Unchanged = true")
+	}
+	o.Status.Phase = "Failed"
+	if p.Unchanged(o) {
+		t.Error("changed phase: Unchanged = true")
+	}
+	o.Status.Phase = "Running"
+	writes.put(lastWrite{uid: "unchanged-check", resourceVersion: "4", status: map[string]any{"phase": "Failed"}})
+	defer writes.forget("unchanged-check")
+	if p.Unchanged(o) {
+		t.Error("a write of this process pending: Unchanged = true")
+	}
+	pl := &plain{Status: plainStatus{Phase: "Running"}}
+	if NewPatcher(pl).Unchanged(pl) {
+		t.Error("a status type without DeepCopy: Unchanged = true (it cannot tell without converting)")
+	}
+}
+
 // A converged reconcile's status work: snapshot, then Patch of the same
 // status. The typed snapshot against the JSON one (a status type without
 // DeepCopy).

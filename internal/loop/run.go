@@ -224,15 +224,14 @@ func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 
 // writeStatus records the outcome in status: status.Finish and one patch,
 // or none when nothing changed. The user's deadline may have passed: the
-// write gets a short window of its own. After an abandoned call the
-// user's goroutine may still change obj, so a fresh copy is written.
+// write gets a short window of its own, set only when there is something
+// to write. After an abandoned call the user's goroutine may still change
+// obj, so a fresh copy is read (in a window of its own) and written.
 func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T, a attempt, err error) error {
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
-	defer cancel()
 	setter, read, patcher := a.setter, a.read, a.patcher
 	if a.abandoned {
-		fresh := l.proto.DeepCopyObject().(T)
-		if gerr := l.env.Client.Get(wctx, req.NamespacedName, fresh); gerr != nil {
+		fresh, gerr := l.readFresh(ctx, req)
+		if gerr != nil {
 			return koperrors.Wrap(gerr, "read", kopmeta.RefOf(obj))
 		}
 		setter = any(fresh).(status.Setter)
@@ -242,9 +241,23 @@ func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T,
 	if a.phase == phaseReconcile || err != nil {
 		status.Finish(setter, read, err)
 	}
+	if patcher.Unchanged(setter) {
+		return nil // the steady state: no write, and no deadline to set for one
+	}
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
+	defer cancel()
 	_, perr := patcher.Patch(wctx, l.env.Client, setter)
 	if perr != nil && apierrors.IsNotFound(perr) {
 		return nil // gone meanwhile: there is no status to keep
 	}
 	return perr
+}
+
+// readFresh reads req's object from the cache, within the status timeout
+// even after ctx ended.
+func (l *Loop[T]) readFresh(ctx context.Context, req reconcile.Request) (T, error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
+	defer cancel()
+	fresh := l.proto.DeepCopyObject().(T)
+	return fresh, l.env.Client.Get(rctx, req.NamespacedName, fresh)
 }

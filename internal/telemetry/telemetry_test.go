@@ -58,3 +58,30 @@ func TestSpans(t *testing.T) {
 		t.Error("the default tracer is not a no-op")
 	}
 }
+
+// Without a recording span, the helpers' spans cost nothing: no span, no
+// new context, no allocation; a trace not sampled records no child either.
+func TestNoSpanWithoutRecordingParent(t *testing.T) {
+	ctx := t.Context()
+	allocs := testing.AllocsPerRun(100, func() {
+		got, span := telemetry.StartSpan(ctx, "apply")
+		span.End()
+		if got != ctx {
+			t.Fatal("StartSpan without a span in ctx returned a new context")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("StartSpan without tracing: %v allocations, want 0", allocs)
+	}
+
+	rec := tracetest.NewSpanRecorder()
+	never := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec), sdktrace.WithSampler(sdktrace.NeverSample()))
+	obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "cm"}}
+	rctx, span := telemetry.StartReconcile(ctx, telemetry.Tracer(never), "web", "ConfigMap", obj)
+	_, child := telemetry.StartSpan(rctx, "apply")
+	child.End()
+	telemetry.EndSpan(span, telemetry.ResultSuccess, nil)
+	if n := len(rec.Ended()); n != 0 {
+		t.Errorf("%d spans recorded for a trace not sampled, want 0", n)
+	}
+}

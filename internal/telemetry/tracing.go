@@ -41,21 +41,36 @@ func ObjectAttrs(kind, namespace, name string) []attribute.KeyValue {
 
 // StartReconcile starts the span of one reconcile with the controller and
 // the object's kind, namespace, name, uid and generation as attributes. End
-// it with [EndSpan].
+// it with [EndSpan]. The attributes are built only for a span that records
+// them: without tracing, a reconcile's span costs the no-op tracer's call
+// and nothing else.
 func StartReconcile(ctx context.Context, tracer trace.Tracer, controller, kind string, obj client.Object) (context.Context, trace.Span) {
-	attrs := append(ObjectAttrs(kind, obj.GetNamespace(), obj.GetName()),
-		AttrController.String(controller),
-		AttrObjectUID.String(string(obj.GetUID())),
-		AttrObjectGeneration.Int64(obj.GetGeneration()),
-	)
-	return tracer.Start(ctx, "reconcile "+kind, trace.WithAttributes(attrs...), trace.WithSpanKind(trace.SpanKindInternal))
+	ctx, span := tracer.Start(ctx, "reconcile "+kind, trace.WithSpanKind(trace.SpanKindInternal))
+	if span.IsRecording() {
+		span.SetAttributes(append(ObjectAttrs(kind, obj.GetNamespace(), obj.GetName()),
+			AttrController.String(controller),
+			AttrObjectUID.String(string(obj.GetUID())),
+			AttrObjectGeneration.Int64(obj.GetGeneration()),
+		)...)
+	}
+	return ctx, span
 }
+
+// noSpan is the span of work not traced, made once: a noop.Span in an
+// interface would be allocated on every call.
+var noSpan trace.Span = noop.Span{}
 
 // StartSpan starts a child span of the span in ctx, from the same tracer
 // provider: helpers (apply, status, finalizers, gc) call it so that their
-// work shows under the reconcile's span, and cost nothing without one.
+// work shows under the reconcile's span. Under no recording span (no
+// tracing, or a trace not sampled) it starts none and returns ctx as it is
+// with a no-op span, so that a helper costs nothing without tracing.
 func StartSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, trace.Span) {
-	return trace.SpanFromContext(ctx).TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithAttributes(attrs...))
+	parent := trace.SpanFromContext(ctx)
+	if !parent.IsRecording() {
+		return ctx, noSpan
+	}
+	return parent.TracerProvider().Tracer(TracerName).Start(ctx, name, trace.WithAttributes(attrs...))
 }
 
 // EndSpan records the result (if not empty) and err (if any) on span and
