@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,7 +135,11 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "log each converge's reconciles, results and retries")
 	flag.StringVar(&o.convergeProfile, "converge-profile", "", "directory to write a CPU profile of each converge to (<variant>-<N>-<round>.converge.pprof)")
 	flag.StringVar(&o.only, "variants", "", "keys of the variants to run, such as DE ('' for all)")
+	memRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate for the heap profiles (-profile): 1 records every allocation, exact but slow (it distorts the CPU figures); 0 keeps Go's default")
 	flag.Parse()
+	if *memRate > 0 {
+		runtime.MemProfileRate = *memRate
+	}
 	var err error
 	if o.scale, err = parseScale(*scale, *rounds); err != nil {
 		fatal(err)
@@ -229,7 +234,7 @@ func variants() []variant {
 				// it would here but for wrapKopgo's wrapper, which hides the
 				// Syncer: without the index, Sync lists its children by label,
 				// scanning the namespace.
-				if err := childindex.Add(context.Background(), mgr.GetFieldIndexer(), s.ChildKinds()); err != nil {
+				if err := childindex.Add(context.Background(), mgr.GetCache(), s.ChildKinds()); err != nil {
 					return err
 				}
 				// Sync records events: with Setup, the recorder is the

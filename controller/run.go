@@ -51,7 +51,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		return err
 	}
 	if o, ok := b.r.(reconciler.Owner); ok {
-		if err := childindex.Add(context.Background(), mgr.GetFieldIndexer(), o.ChildKinds()); err != nil {
+		if err := childindex.Add(context.Background(), mgr.GetCache(), o.ChildKinds()); err != nil {
 			return koperrors.WrapKind(koperrors.Config, err, "controller "+b.name, kopmeta.ObjectRef{})
 		}
 	}

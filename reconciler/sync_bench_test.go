@@ -54,7 +54,7 @@ func BenchmarkSyncConverged(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := childindex.Add(b.Context(), mgr.GetFieldIndexer(), r.ChildKinds()); err != nil {
+	if err := childindex.Add(b.Context(), mgr.GetCache(), r.ChildKinds()); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

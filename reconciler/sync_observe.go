@@ -46,19 +46,20 @@ func (s *Syncer[T]) observe(ctx context.Context, parent T, env *Env, kinds []chi
 // through the controller index when the cache has it, else by the owner
 // label.
 func (s *Syncer[T]) listChildren(ctx context.Context, parent T, env *Env, k childKind, labelKey string) (client.ObjectList, error) {
-	var ns []client.ListOption
-	if k.namespaced && parent.GetNamespace() != "" {
-		ns = append(ns, client.InNamespace(parent.GetNamespace()))
-	}
 	if uid := parent.GetUID(); uid != "" {
 		list := newList(env.Scheme, k)
-		// A cache without the index refuses at once, in memory.
-		if err := env.Client.List(ctx, list, append(ns, client.MatchingFields{childindex.Field: string(uid)})...); err == nil {
+		// A cache without the index refuses at once, in memory. The index
+		// is across namespaces (a UID is unique in the cluster).
+		if err := env.Client.List(ctx, list, client.MatchingFields{childindex.Field: string(uid)}); err == nil {
 			return list, nil
 		}
 	}
+	var opts []client.ListOption
+	if k.namespaced && parent.GetNamespace() != "" {
+		opts = append(opts, client.InNamespace(parent.GetNamespace()))
+	}
 	list := newList(env.Scheme, k)
-	return list, env.Client.List(ctx, list, append(ns, client.MatchingLabels{labelKey: parent.GetName()})...)
+	return list, env.Client.List(ctx, list, append(opts, client.MatchingLabels{labelKey: parent.GetName()})...)
 }
 
 // refFor is the ref of the object of kind gvk named namespace/name.
