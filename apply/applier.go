@@ -89,8 +89,10 @@ func (r Result) Object() *unstructured.Unstructured {
 // *appsv1.Deployment), or an *unstructured.Unstructured. When nothing was
 // sent and the cache holds the kind typed, that is a deep copy of the
 // cache's copy, without the conversions to unstructured and back that
-// Object and a scheme's Convert would cost. obj is the caller's. Into fails
-// for a failed apply, and for an obj of another kind.
+// Object and a scheme's Convert would cost. Whatever obj held before is
+// replaced, not merged. obj is the caller's: changing it changes no other
+// result and not the cache. Into fails for a failed apply, and for an obj
+// of another kind.
 func (r Result) Into(obj client.Object) error {
 	gvk := r.gvk
 	if r.sent != nil {

@@ -73,6 +73,12 @@ type watch struct {
 }
 
 // New starts a Builder for controller name running r on objects of type T.
+// The name is also the default field owner (which events report as), the
+// controller label of the metrics, and part of the default finalizer.
+// controller-runtime refuses a second controller of the same name in one
+// process unless the manager's options say
+// config.Controller{SkipNameValidation: ptr.To(true)}: tests that start
+// several managers give each controller its own name, or set it.
 func New[T client.Object](name string, r reconciler.Reconciler[T]) *Builder[T] {
 	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1, concurrency: defaultConcurrency}
 	if name == "" {
@@ -296,7 +302,10 @@ func (b *Builder[T]) WatcherConfig(cfg cache.ByObject) *Builder[T] { b.watcher =
 // the namespaces the controller's children live in: no label or field
 // selector and no namespace restriction in the manager's cache options
 // (cache.Options.ByObject, DefaultLabelSelector, DefaultFieldSelector,
-// DefaultNamespaces) leaves one out. A reconciler.Syncer then creates a
+// DefaultNamespaces) leaves one out. A cache restricted to namespaces
+// (DefaultNamespaces) is complete for children that live only in those
+// namespaces, such as the children of parents it watches there, which
+// share their parent's namespace. A reconciler.Syncer then creates a
 // new child of such a kind with its apply alone, instead of reading the
 // child's name from the API server first (reconciler.Env.CompleteKinds).
 //

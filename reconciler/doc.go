@@ -182,7 +182,9 @@
 // their controller references), so Sync never puts its controller reference
 // on an object someone else made: a desired child whose name is taken by an
 // object the parent does not control is refused, and the parent is Stalled
-// with a Terminal error naming the object and its controller. Nothing is
+// with a Terminal error naming the object and its controller (the Stalled
+// and Ready=False conditions carry reason Invalid, the error's kind, and
+// the error's message, which says how to adopt, rename or remove). Nothing is
 // written to that object; the other children are still applied, nothing is
 // pruned. Rename the child or remove the object, then touch the parent (the
 // object is not the parent's, so its deletion does not wake the parent; the

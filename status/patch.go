@@ -38,6 +38,7 @@ import (
 type Patcher struct {
 	uid             types.UID
 	resourceVersion string // of the object as read, then of the last write
+	wrote           bool   // resourceVersion is this Patcher's own write, not a read
 	// The status as read, then as last written: a typed deep copy when the
 	// status type has a DeepCopy method (converted only when a comparison
 	// needs it), else unstructured data.
@@ -67,7 +68,12 @@ func NewPatcher(obj client.Object) *Patcher {
 // write of this process is pending for the object. A caller can then skip
 // Patch and what it would prepare for it (a context with a deadline, say).
 // It converts nothing and sends nothing. False does not mean that Patch
-// will send: Patch compares further, as JSON.
+// will send: Patch compares further, as JSON. It is always false for an
+// object whose status has no typed DeepCopy (an unstructured object); obj
+// may be an [Accessor]. After this Patcher's own Patch it is true until
+// the status changes again, and for a Patcher of a read at the
+// resourceVersion our last write returned, it is true when the status is
+// that write's.
 func (p *Patcher) Unchanged(obj client.Object) bool {
 	obj = unwrap(obj)
 	return (p.uid == "" || obj.GetUID() == p.uid) && p.unchangedTyped(obj)
@@ -97,7 +103,26 @@ func (p *Patcher) unchangedTyped(obj client.Object) bool {
 	if ai, bi := a.Interface(), b.Interface(); !reflect.DeepEqual(ai, bi) && !equality.Semantic.DeepEqual(ai, bi) {
 		return false
 	}
-	return p.uid == "" || !writes.has(p.uid)
+	return p.uid == "" || !p.pending()
+}
+
+// pending reports whether a status write of this process may be missing
+// from the snapshot: the log holds one at another resourceVersion. A
+// snapshot read at our last write's version includes it, and the log
+// forgets it (the cache has caught up). After this Patcher's own write the
+// snapshot is that write, and the log keeps it for the reads that still
+// lag behind it.
+func (p *Patcher) pending() bool {
+	last, ok := writes.get(p.uid)
+	switch {
+	case !ok:
+		return false
+	case last.resourceVersion != p.resourceVersion:
+		return true
+	case !p.wrote:
+		writes.forget(p.uid)
+	}
+	return false
 }
 
 // snapshot returns the snapshot as unstructured data, converting the
@@ -197,7 +222,12 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	rv := u.GetResourceVersion()
 	obj.SetResourceVersion(rv)
 	basedOn := p.resourceVersion
-	p.before, p.converted, p.resourceVersion = after, true, rv
+	p.before, p.converted, p.resourceVersion, p.wrote = after, true, rv, true
+	if f, st, ok := typedField(obj); ok && st.copy != nil && p.typed.IsValid() {
+		// The snapshot is what was sent, typed again, so that Unchanged
+		// and the next Patch take the shortcut.
+		p.typed, p.before, p.converted = st.copy(f), nil, false
+	}
 	if uid := u.GetUID(); uid != "" {
 		writes.put(lastWrite{uid: uid, resourceVersion: rv, older: olderThan(uid, basedOn), status: after})
 	}
@@ -234,7 +264,9 @@ func (p *Patcher) mustSend(before, after any) bool {
 	case !ok:
 		return changed
 	case last.resourceVersion == p.resourceVersion:
-		writes.forget(p.uid) // the read includes our last write
+		if !p.wrote {
+			writes.forget(p.uid) // the read includes our last write
+		}
 		return changed
 	case slices.Contains(last.older, p.resourceVersion):
 		// The read predates our last write (it is the version that write

@@ -480,3 +480,48 @@ func TestPatchCacheTwoWritesBehind(t *testing.T) {
 		t.Errorf("stored phase %q, want Deploying", got.Phase)
 	}
 }
+
+// Unchanged after our own write: on the Patcher that wrote, and on a
+// fresh read at the version the write returned (the reconcile our own
+// status write triggers). Both take the shortcut; a read that lags behind
+// the write (the cache has not shown it yet) still does not resend it.
+// Before the fix both answered false: the Patcher that wrote had only a
+// JSON snapshot, and any remembered write counted as pending.
+func TestUnchangedAfterOwnWrite(t *testing.T) {
+	w := newWidget(t, "w")
+	c, requests := countingClient(t, w)
+	stale := w.DeepCopyObject().(*widget.Widget)
+	compute := func(w *widget.Widget) {
+		status.Set(w, metav1.Condition{Type: status.Ready, Status: metav1.ConditionTrue, Reason: "Deployed", LastTransitionTime: hourAgo})
+	}
+	p := status.NewPatcher(w)
+	compute(w)
+	if sent, err := p.Patch(t.Context(), c, w, client.FieldOwner(owner)); err != nil || !sent {
+		t.Fatalf("first Patch = %t, %v; want sent", sent, err)
+	}
+	if !p.Unchanged(w) {
+		t.Error("the Patcher that wrote: Unchanged = false for the status it just sent")
+	}
+
+	// The cache behind: the version our write started from.
+	requests.Store(0)
+	ps := status.NewPatcher(stale)
+	compute(stale)
+	if sent, err := ps.Patch(t.Context(), c, stale, client.FieldOwner(owner)); err != nil || sent {
+		t.Errorf("Patch of a read older than our write = %t, %v; want nothing sent", sent, err)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("%d requests for a read older than our write, want 0", n)
+	}
+
+	// The cache caught up.
+	fresh := read(t, w)
+	if fresh.ResourceVersion != w.ResourceVersion {
+		t.Fatalf("read %s, want our write %s", fresh.ResourceVersion, w.ResourceVersion)
+	}
+	pf := status.NewPatcher(fresh)
+	compute(fresh)
+	if !pf.Unchanged(fresh) {
+		t.Error("a read at our write's version: Unchanged = false")
+	}
+}

@@ -52,14 +52,6 @@ func (l *writeLog) get(uid types.UID) (lastWrite, bool) {
 	return el.Value.(lastWrite), true
 }
 
-// has reports whether the log holds a write of uid.
-func (l *writeLog) has(uid types.UID) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.items[uid]
-	return ok
-}
-
 func (l *writeLog) put(w lastWrite) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

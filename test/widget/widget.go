@@ -46,6 +46,15 @@ func (w *Widget) GetObservedGeneration() int64 { return w.Status.ObservedGenerat
 // SetObservedGeneration sets status.observedGeneration.
 func (w *Widget) SetObservedGeneration(g int64) { w.Status.ObservedGeneration = g }
 
+// DeepCopy returns a deep copy of w, as controller-gen's generated method
+// does (without it, w.DeepCopy() would be the embedded ObjectMeta's).
+func (w *Widget) DeepCopy() *Widget {
+	if w == nil {
+		return nil
+	}
+	return w.DeepCopyObject().(*Widget)
+}
+
 // DeepCopyObject implements runtime.Object.
 func (w *Widget) DeepCopyObject() runtime.Object {
 	out := *w
