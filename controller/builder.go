@@ -217,7 +217,10 @@ func (b *Builder[T]) Predicates(p ...predicate.Predicate) *Builder[T] {
 // Timeout, which the status write after it still records (see
 // [Builder.StatusTimeout]); a call that ignores its cancellation is left
 // running one second later, its worker freed and its object not
-// reconciled again until it returns.
+// reconciled again until it returns. To be able to leave it, a call under
+// a timeout runs on a goroutine of its own (a pool's, reused); without
+// one, on controller-runtime's worker, which saves the handover (some 5 µs
+// a reconcile).
 func (b *Builder[T]) ReconcileTimeout(d time.Duration) *Builder[T] {
 	if d < 0 {
 		b.errs = append(b.errs, fmt.Errorf("controller %q: reconcile timeout %s: must not be negative", b.name, d))

@@ -33,7 +33,11 @@
 //     no new work starts and in-flight reconciles keep their context for
 //     the grace period (30 s by default) minus a few seconds kept to record
 //     their outcome; one cut short writes nothing into status. Run returns
-//     nil.
+//     nil. A reconcile that ignores its context's cancellation holds the
+//     stop until it returns or the window ends (then Run returns
+//     controller-runtime's error about the window), unless a
+//     [Builder.ReconcileTimeout] is set: then it is left running one second
+//     after its context ended, and the stop goes on.
 //   - Retries: failures back off per object (5 ms doubling to 5 minutes,
 //     under a token bucket of 10 per second, bursts of 100: controller-
 //     runtime's schedule); failures because the API server is away back

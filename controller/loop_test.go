@@ -369,6 +369,49 @@ func TestShutdownDrainsInFlightReconciles(t *testing.T) {
 	}
 }
 
+// A reconcile that ignores its context, without a ReconcileTimeout, holds
+// the stop until the graceful-shutdown window ends: Run then returns
+// controller-runtime's error about the window, after about the window, not
+// before and not much later; with a timeout it would have been left
+// running (TestHungReconcileDoesNotStopOthers).
+func TestShutdownWaitsForAHungReconcileUntilTheWindowEnds(t *testing.T) {
+	ns := cluster.Namespace(t)
+	release := make(chan struct{})
+	var started atomic.Int32
+	r := reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+		started.Add(1)
+		<-release // ignores its context
+		return reconciler.Done(), nil
+	})
+	t.Cleanup(func() { close(release) })
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	const window = 3 * time.Second
+	go func() {
+		done <- kopcontroller.New[*widget.Widget]("loop-hung-shutdown", r).
+			Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).
+			GracefulShutdown(window).Run(ctx)
+	}()
+	createWidget(t, ns, "hung", ns)
+	eventually(t, 30*time.Second, "the reconcile started", func() error { return atLeast(&started, 1) })
+	stopped := time.Now()
+	cancel()
+	select {
+	case err := <-done:
+		took := time.Since(stopped)
+		t.Logf("Run returned after %s: %v", took.Round(time.Millisecond), err)
+		if err == nil || !strings.Contains(err.Error(), "grace period") {
+			t.Errorf("Run = %v, want controller-runtime's error about the graceful-shutdown window", err)
+		}
+		if took < window-500*time.Millisecond {
+			t.Errorf("Run returned after %s, before the window of %s ended", took, window)
+		}
+	case <-time.After(window + 20*time.Second):
+		t.Fatal("Run did not return after the graceful-shutdown window")
+	}
+}
+
 // A reconcile that ignores its context past the timeout frees its worker:
 // at concurrency 1, the other objects are still reconciled, and the hung
 // object is never run twice at once.

@@ -216,18 +216,35 @@ func TestErrorsAndMarkers(t *testing.T) {
 }
 
 func TestPanicIsRecovered(t *testing.T) {
-	h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
-		panic(fmt.Sprintf("bug handling %s", w.Name))
-	}))
-	_, err := h.reconcile()
-	if err == nil || !strings.Contains(err.Error(), "panicked") {
-		t.Fatalf("Reconcile = %v, want the panic as an error", err)
-	}
-	if c := status.Get(h.get(), status.Ready); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "panicked") {
-		t.Errorf("Ready = %+v", c)
-	}
-	if h.count("panic") != 1 || h.errorsOfKind("internal") != 1 {
-		t.Errorf("panic metrics: result %v, errors %v", h.count("panic"), h.errorsOfKind("internal"))
+	// Without a timeout the call runs on the caller's goroutine; with one,
+	// on a worker, which must survive the panic for the next call.
+	for name, timeout := range map[string]time.Duration{"inline": 0, "on a worker": time.Minute} {
+		t.Run(name, func(t *testing.T) {
+			var calls atomic.Int32
+			h := newHarness(t, reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+				if calls.Add(1) == 1 {
+					panic(fmt.Sprintf("bug handling %s", w.Name))
+				}
+				return reconciler.Done(), nil
+			}), func(o *loop.Options) { o.Timeout = timeout })
+			_, err := h.reconcile()
+			if err == nil || !strings.Contains(err.Error(), "panicked") {
+				t.Fatalf("Reconcile = %v, want the panic as an error", err)
+			}
+			if c := status.Get(h.get(), status.Ready); c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, "panicked") {
+				t.Errorf("Ready = %+v", c)
+			}
+			if h.count("panic") != 1 || h.errorsOfKind("internal") != 1 {
+				t.Errorf("panic metrics: result %v, errors %v", h.count("panic"), h.errorsOfKind("internal"))
+			}
+			// The next call runs (on the same worker, under a timeout).
+			if _, err := h.reconcile(); err != nil {
+				t.Fatalf("the call after the panic: %v", err)
+			}
+			if c := status.Get(h.get(), status.Ready); c == nil || c.Status != metav1.ConditionTrue {
+				t.Errorf("after the next call, Ready = %+v, want True", c)
+			}
+		})
 	}
 }
 
