@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/names"
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
@@ -42,12 +43,18 @@ func SetOwnerLabel(child client.Object, key string, owner client.Object) error {
 //
 // Errors are those of [SetOwnerLabel].
 func OwnerLabel(key string, owner client.Object) (map[string]string, error) {
-	if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
-		return nil, koperrors.Errorf(koperrors.Invalid, "owner label key %q: %s", key, strings.Join(msgs, "; "))
+	// The checks without regular expressions first: Sync calls this on
+	// every reconcile.
+	if !names.QualifiedName(key) {
+		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
+			return nil, koperrors.Errorf(koperrors.Invalid, "owner label key %q: %s", key, strings.Join(msgs, "; "))
+		}
 	}
-	if msgs := validation.IsValidLabelValue(owner.GetName()); len(msgs) > 0 {
-		return nil, koperrors.Errorf(koperrors.Invalid, "owner %s cannot be named in label %s: %s",
-			kopmeta.RefOf(owner), key, strings.Join(msgs, "; "))
+	if !names.LabelValue(owner.GetName()) {
+		if msgs := validation.IsValidLabelValue(owner.GetName()); len(msgs) > 0 {
+			return nil, koperrors.Errorf(koperrors.Invalid, "owner %s cannot be named in label %s: %s",
+				kopmeta.RefOf(owner), key, strings.Join(msgs, "; "))
+		}
 	}
 	if owner.GetName() == "" {
 		return nil, koperrors.Errorf(koperrors.Invalid, "owner %s has no name to put in label %s", kopmeta.RefOf(owner), key)

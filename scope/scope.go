@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/names"
 )
 
 // kind is what a Scope says; its zero value is "unset".
@@ -92,29 +93,10 @@ func (s Scope) Validate() error {
 		return koperrors.Errorf(koperrors.Invalid, "scope is unset: use scope.Namespaced(ns), scope.Cluster or scope.AllNamespaces")
 	case s.kind == namespaced && s.namespace == "":
 		return koperrors.Errorf(koperrors.Invalid, `scope Namespaced("") is invalid: name a namespace, or use scope.AllNamespaces for every namespace`)
-	case s.kind == namespaced && !isLabel(s.namespace):
+	case s.kind == namespaced && !names.DNS1123Label(s.namespace):
 		if msgs := validation.IsDNS1123Label(s.namespace); len(msgs) > 0 {
 			return koperrors.Errorf(koperrors.Invalid, "scope %s is invalid: not a namespace name: %s", s, strings.Join(msgs, "; "))
 		}
 	}
 	return nil
-}
-
-// isLabel reports whether name is a DNS-1123 label (what a namespace name
-// must be), as validation.IsDNS1123Label decides, without its regular
-// expression: Sync checks each desired child's namespace on every
-// reconcile, and the regexp was a tenth of that work. A name it refuses
-// goes to IsDNS1123Label for the messages.
-func isLabel(name string) bool {
-	if name == "" || len(name) > validation.DNS1123LabelMaxLength {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
-		if !alnum && (c != '-' || i == 0 || i == len(name)-1) {
-			return false
-		}
-	}
-	return true
 }
