@@ -103,7 +103,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		// A cache that cannot answer costs the shortcut, not the apply.
 		log.FromContext(ctx).V(1).Info("Cache read failed, applying anyway", "object", klog.KRef(in.namespace, in.name), "kind", gvk.Kind, "error", err.Error())
 	}
-	ours := remembered && owner != nil && rec.controller == owner.UID
+	ours := remembered && owner != nil && rec.controller == uidOf(owner.UID)
 	// The cache's word is doubtful when it says there is no object we
 	// remember: it may lag behind the object's creation.
 	doubt := !seen || (live == nil && remembered)
@@ -113,23 +113,23 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 			return Result{Requests: requests}, fmt.Errorf("read the object to learn its controller before applying a controller reference (the cache cannot tell; AdoptOrphans(true) skips this): %w", err)
 		}
 	}
-	if remembered && live != nil && rec.uid != live.GetUID() {
+	if remembered && live != nil && rec.uid != uidOf(live.GetUID()) {
 		a.records.forget(key) // deleted and recreated since
 		remembered, ours = false, false
 	}
-	if remembered && rec.disputed && owner != nil && !adopt {
+	if remembered && rec.disputed != "" && owner != nil && !adopt {
 		// Our takeover of someone else's object is not undone yet.
 		return a.undoTakeover(ctx, in, o, key, hash, requests)
 	}
 	// believed is the UID of the object this apply may claim: the one
 	// seen, else (the cache lags behind our own creation) the one our
 	// record says we claimed.
-	var believed types.UID
+	var believed uid
 	if live != nil && owner != nil {
 		if terr := refusal(live, owner, adopt, ours); terr != nil {
 			return a.refuse(ctx, in, o, terr, requests)
 		}
-		believed = live.GetUID()
+		believed = uidOf(live.GetUID())
 	} else if ours {
 		believed = rec.uid
 	}
@@ -159,7 +159,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		return res, err
 	}
 	created := x.status.Load() == http.StatusCreated
-	if owner != nil && !adopt && !created && u.GetUID() != believed {
+	if owner != nil && !adopt && !created && uidOf(u.GetUID()) != believed {
 		// The apply met an object other than the one it may claim: one
 		// someone else created after we looked (server-side apply has no
 		// create-only precondition), and it took that object over.
@@ -188,7 +188,7 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 		res.Outcome = Updated
 	}
 	if !dryRun(o) {
-		a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), intent: hash, controller: types.UID(controllerUID(u))})
+		a.records.put(key, record{uid: uidOf(u.GetUID()), resourceVersion: u.GetResourceVersion(), intent: hash, controller: uidOf(types.UID(controllerUID(u)))})
 	}
 	return res, nil
 }
@@ -242,7 +242,7 @@ func (a *Applier) unchanged(in *intent, o *client.ApplyOptions, key recordKey, h
 		return false
 	}
 	fields, _ := ownFields(live, o.FieldManager, apiVersion())
-	a.records.put(key, record{uid: live.GetUID(), resourceVersion: live.GetResourceVersion(), intent: hash, fields: fields, controller: types.UID(controllerUID(live))})
+	a.records.put(key, record{uid: uidOf(live.GetUID()), resourceVersion: live.GetResourceVersion(), intent: hash, fields: fields, controller: uidOf(types.UID(controllerUID(live)))})
 	return true
 }
 
@@ -296,10 +296,10 @@ func (a *Applier) undoTakeoverOf(ctx context.Context, in *intent, o *client.Appl
 	requests += n
 	if u == nil {
 		// Still ours by accident: the next apply tries again.
-		a.records.put(key, record{uid: taken.GetUID(), resourceVersion: taken.GetResourceVersion(), intent: hash, disputed: true})
+		a.records.put(key, record{uid: uidOf(taken.GetUID()), resourceVersion: taken.GetResourceVersion(), intent: hash, disputed: taken.GetUID()})
 		return Result{Requests: requests}, err
 	}
-	a.records.put(key, record{uid: u.GetUID(), resourceVersion: u.GetResourceVersion(), controller: types.UID(controllerUID(u))})
+	a.records.put(key, record{uid: uidOf(u.GetUID()), resourceVersion: u.GetResourceVersion(), controller: uidOf(types.UID(controllerUID(u)))})
 	return Result{Requests: requests}, err
 }
 
@@ -311,7 +311,7 @@ func (a *Applier) undoTakeover(ctx context.Context, in *intent, o *client.ApplyO
 	}
 	taken := u.DeepCopy()
 	rec, _ := a.records.get(key)
-	taken.SetUID(rec.uid)
+	taken.SetUID(rec.disputed)
 	taken.SetResourceVersion(rec.resourceVersion)
 	return a.undoTakeoverOf(ctx, in, o, key, hash, taken, requests)
 }
