@@ -100,15 +100,7 @@ func TestSyncCompleteCacheUnderRunAndSetup(t *testing.T) {
 				if err := b.Setup(mgr); err != nil {
 					t.Fatal(err)
 				}
-				ctx, cancel := context.WithCancel(context.Background())
-				done := make(chan error, 1)
-				go func() { done <- mgr.Start(ctx) }()
-				t.Cleanup(func() {
-					cancel()
-					if err := <-done; err != nil {
-						t.Errorf("manager: %v", err)
-					}
-				})
+				startManager(t, mgr)
 			} else {
 				run(t, b.Config(cluster.Config))
 			}

@@ -44,15 +44,7 @@ func TestTwoSyncersShareAChildKind(t *testing.T) {
 			t.Fatalf("Setup of controller %s: %v", suffix, err)
 		}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	startManager(t, mgr)
 	w := createWidget(t, ns, "w", ns)
 	for _, suffix := range []string{"a", "b"} {
 		eventually(t, 30*time.Second, "child "+suffix, func() error {
