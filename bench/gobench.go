@@ -20,7 +20,7 @@ import (
 
 // goBenchmark runs testing.Benchmark over one reconcile of a converged
 // parent, with v's reconciler on m's cache and counted client.
-func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n int, p *widget.Widget) (goBench, error) {
+func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n, round int, p *widget.Widget) (goBench, error) {
 	r, err := v.bench(m.mgr)
 	if err != nil {
 		return goBench{}, err
@@ -65,7 +65,7 @@ func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n int, p *
 		nsPerOp: float64(res.NsPerOp()), allocsPerOp: float64(res.AllocsPerOp()), bytesPerOp: float64(res.AllocedBytesPerOp()),
 		requestsPerOp: res.Extra["requests/op"], writesPerOp: res.Extra["writes/op"],
 	}
-	if e.o.profile != "" {
+	if e.o.profile != "" && round == 0 {
 		if err := prof.write(e.o.profile, fmt.Sprintf("%s-%d", v.key, n)); err != nil {
 			return goBench{}, err
 		}

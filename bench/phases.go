@@ -21,47 +21,49 @@ import (
 	"github.com/kopgo/kopgo/test/widget"
 )
 
-// measure runs one variant through one round at N=n.
-func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[string]goBench) (sample, error) {
+// measure runs one variant through one round at N=n, and returns its Go
+// benchmark of one converged reconcile (nil for the raw floor).
+func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *goBench, error) {
 	var s sample
 	ns := fmt.Sprintf("bench-%s-%d-%d", strings.ToLower(v.key), n, round)
 	parents, err := e.createParents(ctx, ns, n)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	defer e.cleanup(ns)
 	obs, err := startObserver(ctx, e.cluster.Config, ns, n)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	defer obs.stop()
 
 	if v.setup == nil {
-		return e.measureRaw(ctx, obs, parents)
+		s, err := e.measureRaw(ctx, obs, parents)
+		return s, nil, err
 	}
 	name := func(phase string) string { return ns + "-" + phase }
 
 	// Converge from empty.
 	w0, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	stopProfile := func() {}
 	if e.o.convergeProfile != "" {
 		if stopProfile, err = startCPUProfile(e.o.convergeProfile, fmt.Sprintf("%s-%d-%d.converge", v.key, n, round)); err != nil {
-			return s, err
+			return s, nil, err
 		}
 	}
 	cpu0 := processCPU()
 	m, err := e.startManager(ctx, ns, false, v, name("converge"))
 	if err != nil {
 		stopProfile()
-		return s, err
+		return s, nil, err
 	}
 	if err := waitClosed(ctx, obs.converged, 30*time.Minute, "converge"); err != nil {
 		stopProfile()
 		m.stop()
-		return s, err
+		return s, nil, err
 	}
 	s.convergeWall = time.Since(m.started)
 	stopProfile()
@@ -70,7 +72,7 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 	}
 	if _, err := m.act.waitQuiet(ctx, n); err != nil {
 		m.stop()
-		return s, err
+		return s, nil, err
 	}
 	s.converge = m.traffic.snapshot()
 	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, m.traffic.writeMean()
@@ -80,18 +82,18 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 	m.stop()
 	w1, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	s.convergeServer = w1 - w0
 
 	// No-op resync after a restart.
 	before, err := e.versions(ctx, ns)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	m, err = e.startManager(ctx, ns, false, v, name("resync"))
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	defer func() {
 		if m != nil {
@@ -100,18 +102,18 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 	}()
 	last, err := m.act.waitQuiet(ctx, n)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	s.resyncWall = last.Sub(m.started)
 	s.resync = m.traffic.snapshot()
 	w2, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	s.resyncServer = w2 - w1
 	after, err := e.versions(ctx, ns)
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 	for k, rv := range before {
 		if after[k] != rv {
@@ -124,31 +126,33 @@ func (e *env) measure(ctx context.Context, v variant, n, round int, benches map[
 		return e.admin.Patch(ctx, w, client.MergeFrom(before))
 	})
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
 
 	// Reconciles per change, and what each costs.
 	if s.ownWrites, err = e.ownWrites(ctx, m, parents); err != nil {
-		return s, err
+		return s, nil, err
 	}
 
-	// One reconcile of a converged parent, once per variant and N.
-	if _, done := benches[v.key]; !done && v.bench != nil {
+	// One reconcile of a converged parent, every round (the median is
+	// reported).
+	var gb *goBench
+	if v.bench != nil {
 		if err := m.act.waitQuietAgain(ctx); err != nil {
-			return s, err
+			return s, nil, err
 		}
-		b, err := e.goBenchmark(ctx, m, v, n, parents[len(parents)/2])
+		b, err := e.goBenchmark(ctx, m, v, n, round, parents[len(parents)/2])
 		if err != nil {
-			return s, err
+			return s, nil, err
 		}
-		benches[v.key] = b
+		gb = &b
 	}
 	m.stop()
 	m = nil
 
 	// Heap, each reading on a manager of its own, started afresh.
 	s.heap, err = e.measureHeap(ctx, v, ns, n)
-	return s, err
+	return s, gb, err
 }
 
 // measureRaw runs the raw floor: the children and status of every parent

@@ -72,14 +72,14 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 	heapSection(p, vs, base, o)
 
 	p("\n## One reconcile of a converged parent (Go benchmark)\n\n")
-	p("testing.Benchmark calling the variant's reconcile.Reconciler for one converged parent, on the running manager's cache (first round only).\n\n")
+	p("testing.Benchmark calling the variant's reconcile.Reconciler for one converged parent, on the running manager's cache, in every round: the round whose ns/op is the median, with the range of ns/op over the rounds (on a shared machine one figure moved by a third from one run to the next).\n\n")
 	p("| variant | ns/op | allocs/op | B/op | requests/op | writes/op |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, v := range vs {
 		gb, ok := benches[v.key]
 		if !ok {
 			continue
 		}
-		p("| %s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", name(v), gb.nsPerOp, gb.allocsPerOp, gb.bytesPerOp, gb.requestsPerOp, gb.writesPerOp)
+		p("| %s | **%.0f** (%.0f–%.0f) | %.0f | %.0f | %.2f | %.2f |\n", name(v), gb.nsPerOp, gb.nsMin, gb.nsMax, gb.allocsPerOp, gb.bytesPerOp, gb.requestsPerOp, gb.writesPerOp)
 	}
 	profileSection(p, vs, benches)
 	scaleSection(p, vs, points, o)
@@ -173,7 +173,7 @@ func scaleSection(p func(string, ...any), vs []variant, points []point, o option
 	p("\n## Scale\n\n")
 	p("Per-parent cost at each N (medians over that N's rounds): converge wall time, this process's CPU time (the controller, its clients and the " +
 		"watch that times it; the API server and etcd are other processes) and requests divided by N, the mean time the API server took to answer a " +
-		"write, heap per parent as above, and one reconcile of a converged parent (the Go benchmark, first round at each N). The last column is the " +
+		"write, heap per parent as above, and one reconcile of a converged parent (the Go benchmark, median over that N's rounds). The last column is the " +
 		"largest N's figure over the smallest's: a cost that does not grow with N stays near 1. Wall time also grows when the API server answers more " +
 		"slowly (the floor, A, shows how much); CPU per parent, requests per parent and the reconcile's time grow only with work the controller does.\n\n")
 	if o.chart != "" && o.out != "" {
