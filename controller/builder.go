@@ -280,9 +280,15 @@ func (b *Builder[T]) WithWatches(f func(*builder.Builder)) *Builder[T] {
 	return b
 }
 
-// LabelSelector limits the primary watch to matching objects. With Run it
-// filters in the cache (objects outside it are never listed or held); with
-// Setup the manager's cache already exists, so it is a predicate.
+// LabelSelector limits the controller to objects whose labels match. With
+// Run it filters in the cache (objects outside it are never listed or
+// held); with Setup the manager's cache already exists, so it is a
+// predicate on the primary watch. Either way the loop checks it again
+// after reading the object, because other events enqueue objects outside
+// it (an owned child's change maps to its parent whatever the parent's
+// labels): such an object is not reconciled, unless it is being deleted
+// with the controller's finalizer on (it left the selector after the
+// controller took it on), whose cleanup still runs.
 func (b *Builder[T]) LabelSelector(selector string) *Builder[T] {
 	sel, err := labels.Parse(selector)
 	if err != nil {

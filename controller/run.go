@@ -77,6 +77,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	}
 	lo := b.loop
 	lo.Metrics = metrics
+	lo.Selector = b.selector
 	if grace := b.grace(ownManager); grace > 0 {
 		lo.Drain = drainWindow(grace)
 	}

@@ -1,6 +1,7 @@
 package loop
 
 import (
+	"k8s.io/apimachinery/pkg/labels"
 	"reflect"
 	"sync"
 	"time"
@@ -53,6 +54,11 @@ type Options struct {
 	Metrics *observability.Metrics
 	// Tracer traces reconciles; nil: no tracing.
 	Tracer trace.Tracer
+	// Selector limits the controller to objects whose labels match; nil:
+	// every object. An object outside it is not reconciled, whatever
+	// event enqueued it (an owned child's, a watch's), unless it is being
+	// deleted and carries the loop's finalizer: its cleanup is owed.
+	Selector labels.Selector
 }
 
 // Loop runs one Reconciler for objects of type T.

@@ -7,6 +7,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -77,6 +78,9 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 			return reconcile.Result{}, nil // gone: nothing to do
 		}
 		obj, ph = last, phaseGone
+	} else if !l.inScope(obj) {
+		log.FromContext(ctx).V(1).Info("Outside the controller's label selector; not reconciled")
+		return reconcile.Result{}, nil
 	}
 	ctx, span := telemetry.StartReconcile(ctx, l.o.Tracer, l.name, l.kind, obj)
 	a := l.run(ctx, req, obj, ph)
@@ -90,6 +94,19 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
+}
+
+// inScope reports whether obj is the controller's to reconcile: its labels
+// match the selector, or it is being deleted with the loop's finalizer on
+// (it left the selector after the controller took it on: its cleanup is
+// owed). Events enqueue objects outside the selector: an owned child's or
+// a watch's map to their parent whatever its labels, and with Setup the
+// manager's cache holds every object of the kind.
+func (l *Loop[T]) inScope(obj T) bool {
+	if l.o.Selector == nil || l.o.Selector.Matches(labels.Set(obj.GetLabels())) {
+		return true
+	}
+	return kopmeta.IsBeingDeleted(obj) && finalizers.Has(obj, l.o.FinalizerName)
 }
 
 // run performs the finalizer protocol and the user's Reconcile or Cleanup.
