@@ -1,12 +1,12 @@
 package loop
 
 import (
-	"k8s.io/apimachinery/pkg/labels"
 	"reflect"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
