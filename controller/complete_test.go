@@ -13,8 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/observability"
@@ -93,10 +91,7 @@ func TestSyncCompleteCacheUnderRunAndSetup(t *testing.T) {
 				b = b.CompleteCache(&corev1.ConfigMap{})
 			}
 			if tt.setup {
-				mgr, err := manager.New(cluster.Config, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				mgr := newManager(t)
 				if err := b.Setup(mgr); err != nil {
 					t.Fatal(err)
 				}

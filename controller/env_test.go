@@ -217,6 +217,17 @@ func managedBy(obj client.Object, manager, subresource string) bool {
 	})
 }
 
+// newManager returns a manager with a cluster-wide cache on the test
+// cluster, its metrics server off, for a Builder's Setup.
+func newManager(t *testing.T) manager.Manager {
+	t.Helper()
+	mgr, err := manager.New(cluster.Config, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mgr
+}
+
 // startManager runs mgr until the test ends.
 func startManager(t *testing.T, mgr manager.Manager) {
 	t.Helper()

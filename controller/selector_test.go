@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/observability"
@@ -29,10 +27,7 @@ import (
 // child's update ran the reconciler for it.
 func TestLabelSelectorUnderSetupLeavesOthersAlone(t *testing.T) {
 	ns := cluster.Namespace(t)
-	mgr, err := manager.New(cluster.Config, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t)
 	calls := map[string]*atomic.Int32{"mine": {}, "other": {}}
 	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		if n, ok := calls[w.Name]; ok {
@@ -40,7 +35,7 @@ func TestLabelSelectorUnderSetupLeavesOthersAlone(t *testing.T) {
 		}
 		return reconciler.Done(), nil
 	})
-	err = kopcontroller.New[*widget.Widget](fmt.Sprintf("selector-setup-%d", completeRuns.Add(1)), r).
+	err := kopcontroller.New[*widget.Widget](fmt.Sprintf("selector-setup-%d", completeRuns.Add(1)), r).
 		Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).
 		Owns(&corev1.ConfigMap{}).Setup(mgr)
 	if err != nil {
@@ -88,5 +83,48 @@ func TestLabelSelectorUnderSetupLeavesOthersAlone(t *testing.T) {
 	}
 	if len(got.Finalizers) != 0 || status.Get(got, status.Ready) != nil {
 		t.Errorf("the Widget outside the selector got finalizers %v and Ready %+v", got.Finalizers, status.Get(got, status.Ready))
+	}
+}
+
+// An object the controller took on (its finalizer is on) and that then
+// left the selector (someone changed its labels) still gets its cleanup
+// when it is deleted, and goes: skipping it as out of scope would leave
+// it stuck on the finalizer.
+func TestObjectThatLeftTheSelectorIsStillCleanedUp(t *testing.T) {
+	ns := cluster.Namespace(t)
+	mgr := newManager(t)
+	h := newCleanupHook()
+	err := kopcontroller.New[*widget.Widget](fmt.Sprintf("selector-cleanup-%d", completeRuns.Add(1)), h).
+		Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop=" + ns).Setup(mgr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, mgr)
+	w := createWidget(t, ns, "leaves", ns)
+	eventually(t, 30*time.Second, "the finalizer on", func() error {
+		if len(getWidget(t, w).Finalizers) == 0 {
+			return fmt.Errorf("no finalizer yet")
+		}
+		return nil
+	})
+	cur := getWidget(t, w)
+	cur.Labels["loop"] = "elsewhere"
+	if err := cluster.Client().Update(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	if err := cluster.Client().Delete(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the Widget gone after its cleanup", func() error {
+		err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
+		if err == nil {
+			return fmt.Errorf("still there")
+		}
+		return client.IgnoreNotFound(err)
+	})
+	// At least once: a reconcile queued before the finalizer came off may
+	// read a cache that still shows it (as the reconciler doc says).
+	if n := h.cleanups(); n < 1 {
+		t.Errorf("%d cleanups, want at least 1", n)
 	}
 }

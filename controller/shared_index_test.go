@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/observability"
@@ -25,10 +23,7 @@ import (
 // controller's Sync sees its own children only.
 func TestTwoSyncersShareAChildKind(t *testing.T) {
 	ns := cluster.Namespace(t)
-	mgr, err := manager.New(cluster.Config, manager.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t)
 	observed := map[string]*atomic.Int32{}
 	for _, suffix := range []string{"a", "b"} {
 		n := new(atomic.Int32)
