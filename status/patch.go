@@ -103,26 +103,27 @@ func (p *Patcher) unchangedTyped(obj client.Object) bool {
 	if ai, bi := a.Interface(), b.Interface(); !reflect.DeepEqual(ai, bi) && !equality.Semantic.DeepEqual(ai, bi) {
 		return false
 	}
-	return p.uid == "" || !p.pending()
+	_, pending := p.unseenWrite()
+	return !pending
 }
 
-// pending reports whether a status write of this process may be missing
-// from the snapshot: the log holds one at another resourceVersion. A
-// snapshot read at our last write's version includes it, and the log
-// forgets it (the cache has caught up). After this Patcher's own write the
-// snapshot is that write, and the log keeps it for the reads that still
-// lag behind it.
-func (p *Patcher) pending() bool {
-	last, ok := writes.get(p.uid)
-	switch {
-	case !ok:
-		return false
-	case last.resourceVersion != p.resourceVersion:
-		return true
-	case !p.wrote:
-		writes.forget(p.uid)
+// unseenWrite returns this process' last status write of the object,
+// unless the snapshot is known to include it. A snapshot read at that
+// write's resourceVersion includes it, and the log forgets it (the cache
+// has caught up); after this Patcher's own write the snapshot is that
+// write, and the log keeps it for the reads that still lag behind it.
+func (p *Patcher) unseenWrite() (lastWrite, bool) {
+	if p.uid == "" {
+		return lastWrite{}, false
 	}
-	return false
+	last, ok := writes.get(p.uid)
+	if ok && last.resourceVersion == p.resourceVersion {
+		if !p.wrote {
+			writes.forget(p.uid)
+		}
+		return lastWrite{}, false
+	}
+	return last, ok
 }
 
 // snapshot returns the snapshot as unstructured data, converting the
@@ -255,18 +256,9 @@ func olderThan(uid types.UID, basedOn string) []string {
 // predates our last write.
 func (p *Patcher) mustSend(before, after any) bool {
 	changed := !equality.Semantic.DeepEqual(before, after)
-	var last lastWrite
-	ok := false
-	if p.uid != "" {
-		last, ok = writes.get(p.uid)
-	}
+	last, ok := p.unseenWrite()
 	switch {
 	case !ok:
-		return changed
-	case last.resourceVersion == p.resourceVersion:
-		if !p.wrote {
-			writes.forget(p.uid) // the read includes our last write
-		}
 		return changed
 	case slices.Contains(last.older, p.resourceVersion):
 		// The read predates our last write (it is the version that write

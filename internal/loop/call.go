@@ -151,7 +151,8 @@ func drain(ctx context.Context, grace time.Duration) (_ context.Context, release
 // it ends.
 const workerIdle = 10 * time.Second
 
-// workers runs calls on goroutines that outlive one call. A reconcile
+// workers runs the calls made under a reconcile timeout (see [Loop.call])
+// on goroutines that outlive one call. A reconcile
 // started on a fresh goroutine starts on a small stack and grows it again,
 // copying it each time: some 8% of a converged reconcile's CPU in the
 // bench (runtime.newstack), which a worker that already grew its stack
