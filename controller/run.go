@@ -78,6 +78,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	lo := b.loop
 	lo.Metrics = metrics
 	lo.Selector = b.selector
+	lo.APIServer = mgr.GetConfig().Host
 	if grace := b.grace(ownManager); grace > 0 {
 		lo.Drain = drainWindow(grace)
 	}
@@ -85,18 +86,24 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
-	var forOpts []builder.ForOption
+	// One list: each builder.WithPredicates replaces the ones before it.
+	// First (predicates run in order, and stop at the first that drops an
+	// event), the loop's: the update events of its own writes (its
+	// finalizer, the status), which the reconcile that made them accounted
+	// for, start no second reconcile, whatever other predicates say.
+	preds := []predicate.Predicate{l.OwnWritesPredicate()}
 	if b.selector != nil {
 		sel := b.selector
-		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
+		preds = append(preds, predicate.NewPredicateFuncs(func(o client.Object) bool {
 			return sel.Matches(labels.Set(o.GetLabels()))
-		})))
+		}))
 	}
 	if b.predicates == nil {
-		forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
-	} else if len(b.predicates) > 0 {
-		forOpts = append(forOpts, builder.WithPredicates(b.predicates...))
+		preds = append(preds, ignoreStatusOnly())
+	} else {
+		preds = append(preds, b.predicates...)
 	}
+	forOpts := []builder.ForOption{builder.WithPredicates(preds...)}
 	copts := b.ctrlOptions
 	if copts.MaxConcurrentReconciles == 0 {
 		copts.MaxConcurrentReconciles = max(b.concurrency, 1)

@@ -54,15 +54,25 @@ type Finalizer[T client.Object] interface {
 }
 
 // ErrorPolicy is an optional hook that chooses when a failed reconcile is
-// retried. Return 0 for controller-runtime's exponential backoff (the
-// default without the hook). A fixed delay is one line:
+// retried. failures is how many reconciles of obj have failed in a row,
+// this one included (1 on the first failure; a success resets it). Return
+// 0 for the loop's exponential backoff (the default without the hook: 5
+// ms doubling to 5 minutes, capped at 3 s while the failure is the API
+// server being unreachable). A fixed delay is one line:
 //
-//	func (WebApp) RetryAfter(*v1.WebApp, error) time.Duration { return 30 * time.Second }
+//	func (WebApp) RetryAfter(*v1.WebApp, error, int) time.Duration { return 30 * time.Second }
+//
+// and a backoff of one's own, for an external system with its own limits,
+// two:
+//
+//	func (DNSRecord) RetryAfter(_ *v1.DNSRecord, _ error, failures int) time.Duration {
+//		return min(time.Second<<min(failures-1, 10), 10*time.Minute)
+//	}
 //
 // A delay the reconciler returned with the failure
 // (return reconciler.RequeueAfter(d), err) wins over the policy.
 type ErrorPolicy[T client.Object] interface {
-	RetryAfter(obj T, err error) time.Duration
+	RetryAfter(obj T, err error, failures int) time.Duration
 }
 
 // Owner is an optional hook a Reconciler implements to declare the kinds

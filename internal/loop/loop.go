@@ -54,6 +54,12 @@ type Options struct {
 	Metrics *observability.Metrics
 	// Tracer traces reconciles; nil: no tracing.
 	Tracer trace.Tracer
+	// APIServer is the API server's host (rest.Config.Host): an error of
+	// kind Unavailable or Timeout from a request to it backs off no longer
+	// than [transientMax], while one from anywhere else (an external
+	// system the reconciler calls) backs off exponentially. "": only
+	// errors carrying a Kubernetes API status count as the API server's.
+	APIServer string
 	// Selector limits the controller to objects whose labels match; nil:
 	// every object. An object outside it is not reconciled, whatever
 	// event enqueued it (an owned child's, a watch's), unless it is being
@@ -70,6 +76,11 @@ type Loop[T client.Object] struct {
 	cleanup reconciler.Finalizer[T] // nil: no finalizer
 	policy  reconciler.ErrorPolicy[T]
 	env     *reconciler.Env
+	// client is the Env's client as given, for the loop's own writes;
+	// env.Client logs the reconciler's writes to the object (ownwrites.go).
+	client  client.Client
+	writes  *ownWrites
+	cleaned *uidSet // UIDs whose cleanup finished
 	o       Options
 	limiter *rateLimiter
 	workers *workers
@@ -78,7 +89,7 @@ type Loop[T client.Object] struct {
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 	mu        sync.Mutex
-	conflicts map[reconcile.Request]int           // optimistic-lock conflicts in a row
+	streaks   map[reconcile.Request]streak        // failures in a row
 	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
 	// finalized holds the UIDs this process added its finalizer to, and
 	// lastState the last state of such objects deleted without a cleanup
@@ -128,14 +139,20 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		env.Recorder = nopRecorder{}
 	}
 	l := &Loop[T]{
-		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, env: env, o: o,
+		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, o: o,
+		client:    env.Client,
+		cleaned:   newUIDSet(cleanedMemory),
 		limiter:   newRateLimiter(),
-		conflicts: map[reconcile.Request]int{},
+		streaks:   map[reconcile.Request]streak{},
 		abandoned: map[reconcile.Request]chan struct{}{},
 		workers:   newWorkers(),
 		finalized: map[types.UID]struct{}{},
 		lastState: map[reconcile.Request]T{},
 	}
+	l.writes = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
+	userEnv := *env
+	userEnv.Client = &loggingClient[T]{Client: env.Client, writes: l.writes}
+	l.env = &userEnv
 	if f, ok := r.(reconciler.Finalizer[T]); ok {
 		if err := finalizers.Validate(o.FinalizerName); err != nil {
 			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
@@ -184,17 +201,29 @@ func (l *Loop[T]) requeueAfter(req reconcile.Request, d time.Duration) {
 	}
 }
 
-// countConflict counts optimistic-lock conflicts in a row for req and
-// returns the count (0 when err is not one, which resets it).
-func (l *Loop[T]) countConflict(req reconcile.Request, err error) int {
+// streak is an object's failures in a row: all of them, and the
+// optimistic-lock conflicts among the last ones.
+type streak struct{ failures, conflicts int }
+
+// countFailure counts failures in a row for req and returns the
+// optimistic-lock conflicts in a row and the failures in a row, this one
+// included (0, 0 when err is nil, which resets both).
+func (l *Loop[T]) countFailure(req reconcile.Request, err error) (conflicts, failures int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if koperrors.KindOf(err) != koperrors.Conflict {
-		delete(l.conflicts, req)
-		return 0
+	if err == nil {
+		delete(l.streaks, req)
+		return 0, 0
 	}
-	l.conflicts[req]++
-	return l.conflicts[req]
+	s := l.streaks[req]
+	s.failures++
+	if koperrors.KindOf(err) == koperrors.Conflict {
+		s.conflicts++
+	} else {
+		s.conflicts = 0
+	}
+	l.streaks[req] = s
+	return s.conflicts, s.failures
 }
 
 // nopRecorder drops events: the recorder where none is given.
