@@ -130,11 +130,13 @@ func (w *ownWrites) finish(key types.NamespacedName, e *write, rv string) {
 		o.remove(e)
 	} else {
 		e.rv = rv
-		if newer(rv, o.last) {
+		if o.last == "" || newer(rv, o.last) {
 			o.last = rv
 		}
 		if e.seen == rv {
-			o.remove(e) // its event came first and was dropped
+			// Its event came first and was dropped: the cache holds rv.
+			o.remove(e)
+			o.caughtUp(rv)
 		}
 	}
 	if len(o.writes) == 0 && o.last == "" {
@@ -220,7 +222,7 @@ func (w *ownWrites) stale(obj client.Object, now time.Time) (stale bool, n int, 
 	}
 	if o.uid != obj.GetUID() || !newer(o.last, obj.GetResourceVersion()) {
 		o.caughtUp(obj.GetResourceVersion())
-		if o.uid != obj.GetUID() {
+		if o.uid != obj.GetUID() || len(o.writes) == 0 && o.last == "" {
 			delete(w.objs, key)
 		}
 		return false, 0, time.Time{}
