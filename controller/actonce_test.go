@@ -12,12 +12,16 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/widget"
 )
@@ -364,4 +368,83 @@ func (c counterSeries) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	ch <- prometheus.MustNewConstMetric(counterDesc, prometheus.GaugeValue, v)
+}
+
+// applyingChild applies a ConfigMap it controls with the Applier, and
+// counts its reconciles per object.
+type applyingChild struct {
+	mu    sync.Mutex
+	calls map[types.UID]int
+}
+
+func (a *applyingChild) Reconcile(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+	a.mu.Lock()
+	a.calls[w.UID]++
+	a.mu.Unlock()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-child"}, Data: map[string]string{"size": fmt.Sprint(w.Spec.Size)}}
+	if err := owners.SetController(w, cm, env.Scheme); err != nil {
+		return reconciler.Done(), err
+	}
+	_, err := env.Applier.Apply(ctx, cm, apply.Force(true))
+	return reconciler.Done(), err
+}
+
+func (a *applyingChild) count(uid types.UID) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.calls[uid]
+}
+
+// A child's watch events caused by the Applier's own apply (its create,
+// an update for a new spec) do not reconcile the parent again: the
+// reconcile that applied it accounted for them. A change someone else
+// makes to the child still does (drift is reverted).
+func TestOwnChildWritesDoNotReconcileAgain(t *testing.T) {
+	ns := cluster.Namespace(t)
+	a := &applyingChild{calls: map[types.UID]int{}}
+	run(t, kopcontroller.New[*widget.Widget]("act-once-child", a).Owns(&corev1.ConfigMap{}).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
+	w := createWidget(t, ns, "w", ns)
+	child := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w-child"}}
+	eventually(t, 30*time.Second, "the child", func() error {
+		return cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(child), child)
+	})
+	time.Sleep(3 * time.Second)
+	if n := a.count(w.UID); n != 1 {
+		t.Errorf("new parent with one child: %d reconciles within 3 s, want 1", n)
+	}
+	// A new spec: one reconcile, which updates the child.
+	cur := getWidget(t, w)
+	cur.Spec.Size = 2
+	if err := cluster.Client().Update(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the child updated", func() error {
+		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(child), child); err != nil {
+			return err
+		}
+		if child.Data["size"] != "2" {
+			return fmt.Errorf("child data %v", child.Data)
+		}
+		return nil
+	})
+	time.Sleep(3 * time.Second)
+	if n := a.count(w.UID); n != 2 {
+		t.Errorf("after a spec change: %d reconciles, want 2", n)
+	}
+	// Someone else edits the child: the parent is reconciled, and the
+	// edit reverted.
+	child.Data["size"] = "99"
+	if err := cluster.Client().Update(t.Context(), child); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the edit reverted", func() error {
+		if err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(child), child); err != nil {
+			return err
+		}
+		if child.Data["size"] != "2" {
+			return fmt.Errorf("child data %v after %d reconciles", child.Data, a.count(w.UID))
+		}
+		return nil
+	})
 }

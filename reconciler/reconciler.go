@@ -38,8 +38,9 @@ func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) (Action, error)
 // Reconciler's method set, so a type that embeds another Reconciler (a
 // *[Syncer]) and defines Cleanup gets it.
 //
-// The framework adds its finalizer once there is something to clean up:
-// after a Reconcile that ended in anything but a terminal failure (an
+// The framework adds its finalizer before the first Reconcile, so that a
+// crash right after Reconcile made something leaves it covered, and
+// removes it again when that Reconcile ends in a terminal failure (an
 // object whose spec is invalid from the start is deleted at once, without
 // a Cleanup call). Once the object is being deleted, Cleanup runs instead
 // of Reconcile: [Done] with a nil error means finished, and only the
@@ -47,8 +48,9 @@ func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) (Action, error)
 // (look again then, nothing failed); a failure is retried with backoff and
 // shown in Ready; a terminal failure shows Stalled=True naming the
 // finalizer and how to let the object go (see the package documentation,
-// section Cleanup on deletion). Cleanup may run more than once for one
-// deletion: make it idempotent.
+// section Cleanup on deletion). Once Cleanup reported done, it is not
+// run again for the object; it may run again after a failure or a crash
+// between its return and the finalizer's removal: make it idempotent.
 type Finalizer[T client.Object] interface {
 	Cleanup(ctx context.Context, obj T, env *Env) (Action, error)
 }

@@ -186,6 +186,14 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 		if after, requeue := action.When(); !requeue || (after > 0 && r.requeue < after) {
 			action = RequeueAfter(r.requeue)
 		}
+	} else if len(r.waits) > 0 && len(r.changes) > 0 {
+		// This reconcile wrote children and something still waits (a
+		// dependency that may be ready now, the prune): look again at
+		// once. The events of its own writes do not wake the parent under
+		// kopgo's loop (they were accounted for here).
+		if _, requeue := action.When(); !requeue {
+			action = Requeue()
+		}
 	}
 	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
 		return action, fail(errors.Join(errs...))

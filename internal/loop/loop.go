@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -78,12 +79,15 @@ type Loop[T client.Object] struct {
 	env     *reconciler.Env
 	// client is the Env's client as given, for the loop's own writes;
 	// env.Client logs the reconciler's writes to the object (ownwrites.go).
-	client  client.Client
-	writes  *ownWrites
-	cleaned *uidSet // UIDs whose cleanup finished
-	o       Options
-	limiter *rateLimiter
-	workers *workers
+	client client.Client
+	writes *ownWrites
+	// children logs the writes of children, per watched child kind (set
+	// up before the controller starts, read-only after).
+	children map[schema.GroupKind]*ownWrites
+	cleaned  *uidSet // UIDs whose cleanup finished
+	o        Options
+	limiter  *rateLimiter
+	workers  *workers
 
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -144,15 +148,18 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		cleaned:   newUIDSet(cleanedMemory),
 		limiter:   newRateLimiter(),
 		streaks:   map[reconcile.Request]streak{},
+		children:  map[schema.GroupKind]*ownWrites{},
 		abandoned: map[reconcile.Request]chan struct{}{},
 		workers:   newWorkers(),
 		finalized: map[types.UID]struct{}{},
 		lastState: map[reconcile.Request]T{},
 	}
 	l.writes = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
-	userEnv := *env
-	userEnv.Client = &loggingClient[T]{Client: env.Client, writes: l.writes}
-	l.env = &userEnv
+	// The reconciler's writes to its objects through env.Client are
+	// logged (read your own writes); the Env stays the caller's, so that
+	// what it changes later (CompleteKinds, say) holds for the loop too.
+	env.Client = &loggingClient[T]{Client: env.Client, writes: l.writes}
+	l.env = env
 	if f, ok := r.(reconciler.Finalizer[T]); ok {
 		if err := finalizers.Validate(o.FinalizerName); err != nil {
 			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})

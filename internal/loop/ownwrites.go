@@ -1,15 +1,19 @@
 package loop
 
 import (
+	"context"
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/kopgo/kopgo/internal/writelog"
 )
 
 // Own writes: read them, and do not reconcile them twice.
@@ -69,6 +73,9 @@ type write struct {
 	// seen is the new version of an event dropped while the write was in
 	// flight.
 	seen string
+	// parent is the request to enqueue for an event dropped in error: the
+	// object itself, or the parent of a child.
+	parent reconcile.Request
 }
 
 // objWrites is the log of one object's writes the cache has not shown.
@@ -99,12 +106,19 @@ func newOwnWrites(enqueue func(reconcile.Request)) *ownWrites {
 // version, and returns the entry to finish it with.
 func (w *ownWrites) begin(obj client.Object, accounted bool) *write {
 	key := client.ObjectKeyFromObject(obj)
-	e := &write{base: obj.GetResourceVersion(), accounted: accounted}
+	return w.beginKey(key, obj.GetUID(), obj.GetResourceVersion(), accounted, reconcile.Request{NamespacedName: key})
+}
+
+// beginKey logs a write about to be sent to the object at key with uid
+// ("": not known yet, a create), made on version base ("": a create), for
+// the reconcile of parent.
+func (w *ownWrites) beginKey(key types.NamespacedName, uid types.UID, base string, accounted bool, parent reconcile.Request) *write {
+	e := &write{base: base, accounted: accounted, parent: parent}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.objs[key]
-	if o == nil || o.uid != obj.GetUID() {
-		o = &objWrites{uid: obj.GetUID()}
+	if o == nil || uid != "" && o.uid != "" && o.uid != uid {
+		o = &objWrites{uid: uid}
 		w.objs[key] = o
 	}
 	o.writes = append(o.writes, e)
@@ -116,11 +130,20 @@ func (w *ownWrites) begin(obj client.Object, accounted bool) *write {
 // event that turns out not to be this write's is made good by enqueueing
 // the object.
 func (w *ownWrites) finish(key types.NamespacedName, e *write, rv string) {
+	w.finishUID(key, e, "", rv)
+}
+
+// finishUID is finish for a write that learned the object's UID (a
+// create).
+func (w *ownWrites) finishUID(key types.NamespacedName, e *write, uid types.UID, rv string) {
 	w.mu.Lock()
 	o := w.objs[key]
 	if o == nil {
 		w.mu.Unlock()
 		return
+	}
+	if o.uid == "" {
+		o.uid = uid
 	}
 	missed := e.seen != "" && e.seen != rv
 	if rv == "" || rv == e.base {
@@ -144,7 +167,7 @@ func (w *ownWrites) finish(key types.NamespacedName, e *write, rv string) {
 	}
 	w.mu.Unlock()
 	if missed {
-		w.enqueue(reconcile.Request{NamespacedName: key})
+		w.enqueue(e.parent)
 	}
 }
 
@@ -162,12 +185,16 @@ func (o *objWrites) remove(e *write) {
 // cache now holds it, and reports whether the event must reconcile: false
 // for an event that shows exactly one accounted write of this process.
 func (w *ownWrites) observed(old, cur client.Object) bool {
-	key := client.ObjectKeyFromObject(cur)
-	oldRV, curRV := old.GetResourceVersion(), cur.GetResourceVersion()
+	return w.observedAt(client.ObjectKeyFromObject(cur), cur.GetUID(), old.GetResourceVersion(), cur.GetResourceVersion())
+}
+
+// observedAt is observed for the object at key with uid, whose cache
+// moved from version oldRV ("": a create event) to curRV.
+func (w *ownWrites) observedAt(key types.NamespacedName, uid types.UID, oldRV, curRV string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	o := w.objs[key]
-	if o == nil || o.uid != cur.GetUID() || oldRV == curRV {
+	if o == nil || o.uid != "" && o.uid != uid || oldRV == curRV {
 		return true
 	}
 	keep := true
@@ -283,4 +310,69 @@ func (l *Loop[T]) OwnWritesPredicate() predicate.Predicate {
 		}
 		return l.writes.observed(e.ObjectOld, e.ObjectNew)
 	}}
+}
+
+// Children's writes.
+//
+// A reconcile's applies of children (through the Applier, which reports
+// them in the reconcile's context, see internal/writelog) are logged per
+// child kind the controller watches, so that the watch events they cause
+// do not reconcile the parent again: the reconcile that made them already
+// worked with what the apply returned. An event that shows anyone else's
+// change (the Deployment controller's status, an edit) is kept, and so is
+// every delete event.
+
+// ChildWritesPredicate returns the predicate for the watch of the child
+// kind gk (Owns, or an Owner's child kind): it drops the create and update
+// events of the children's writes the controller's own reconciles made.
+// It must be called before the controller starts.
+func (l *Loop[T]) ChildWritesPredicate(gk schema.GroupKind) predicate.Predicate {
+	w := l.children[gk]
+	if w == nil {
+		w = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
+		l.children[gk] = w
+	}
+	return predicate.Funcs{
+		CreateFunc: func(e event.CreateEvent) bool {
+			return e.Object == nil || w.observedAt(client.ObjectKeyFromObject(e.Object), e.Object.GetUID(), "", e.Object.GetResourceVersion())
+		},
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			if e.ObjectOld == nil || e.ObjectNew == nil {
+				return true
+			}
+			return w.observed(e.ObjectOld, e.ObjectNew)
+		},
+		DeleteFunc: func(e event.DeleteEvent) bool {
+			if e.Object != nil {
+				w.forget(client.ObjectKeyFromObject(e.Object))
+			}
+			return true
+		},
+	}
+}
+
+// childLog is the writelog.Log of one reconcile: it logs the children's
+// writes of the kinds the controller watches, for the reconcile of parent.
+type childLog[T client.Object] struct {
+	l      *Loop[T]
+	parent reconcile.Request
+}
+
+// Begin implements writelog.Log.
+func (c childLog[T]) Begin(gk schema.GroupKind, key types.NamespacedName, uid types.UID, base string) writelog.Done {
+	w := c.l.children[gk]
+	if w == nil {
+		return func(types.UID, string) {}
+	}
+	e := w.beginKey(key, uid, base, true, c.parent)
+	return func(uid types.UID, rv string) { w.finishUID(key, e, uid, rv) }
+}
+
+// withChildLog returns ctx carrying the child log of req's reconcile, when
+// the controller watches child kinds.
+func (l *Loop[T]) withChildLog(ctx context.Context, req reconcile.Request) context.Context {
+	if len(l.children) == 0 {
+		return ctx
+	}
+	return writelog.Into(ctx, childLog[T]{l: l, parent: req})
 }

@@ -167,6 +167,7 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 	}
 	uctx, release := drain(ctx, l.o.Drain)
 	defer release()
+	uctx = l.withChildLog(uctx, req)
 	added := false
 	if a.phase == phaseReconcile {
 		var stop bool
