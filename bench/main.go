@@ -300,6 +300,10 @@ type sample struct {
 	// the client sees it).
 	convergeCPU, convergeWriteMean time.Duration
 	convergeServer                 int64
+	// convergeReconciles is how many times the reconciler's code ran
+	// until idle, all parents together; deferrals the reads kopgo's loop
+	// put off for a lagging cache in the whole round.
+	convergeReconciles, deferrals int64
 	resyncWall                     time.Duration
 	resync                         trafficCount
 	resyncServer, resyncChanged    int64

@@ -59,15 +59,22 @@
 //   - An optimistic-lock 409 Conflict: retried promptly through the rate
 //     limiter (its backoff starts at 5 ms), without a log line or status
 //     write; the fourth in a row is a failure like any other below.
-//   - Any other error (AlreadyExists included): Ready=False,
-//     Reconciling=True, retried with exponential backoff (5 ms doubling to
-//     5 minutes), after the Action's delay if one was returned with it
-//     (from the first failure on), or per the [ErrorPolicy] hook, which
-//     sees how many times in a row the object failed. Only the API
+//   - Any other error (AlreadyExists included): Ready=False and
+//     Reconciling=True, with the error's kind as reason and its message;
+//     the status the reconciler set besides (an ID it recorded) is written
+//     too. Retried after the delay of the Action returned with it
+//     (reconciler.RequeueAfter(d), err: d instead of the backoff, from the
+//     first failure on), else after the [ErrorPolicy] hook's delay (it
+//     sees how many times in a row the object failed), else with
+//     exponential backoff (5 ms doubling to 5 minutes). Only the API
 //     server's own unavailability (an error of kind Unavailable or Timeout
-//     from a request to it) is retried within 3 s at most, so that an
+//     from a request to it: a Kubernetes API status, or a failed connection
+//     to its host and port) is retried within 3 s at most, so that an
 //     outage ends promptly; the same kinds from an external system (a
-//     refused connection, a 503) back off exponentially.
+//     refused connection, a provider's 503 as koperrors.Unavailable) back
+//     off exponentially. The first retry may come a few milliseconds later
+//     than asked: it waits until the cache shows the status just written
+//     (see Reading your own writes).
 //   - A NotFound about the object itself (it was deleted while the
 //     reconcile ran): nothing failed; no status, no event, no error.
 //   - A panic: recovered, logged with its stack, counted, and that object's
@@ -172,9 +179,18 @@
 // made them already accounted for, are dropped (an event that shows
 // anyone else's change too is kept). So a new object is reconciled once,
 // and a delay returned with a failure is the delay until the next try.
-// The reconciler's own writes to the object through Env.Client still
-// reconcile it again, as any change does (a status-only change does not,
-// see the controller Builder's Predicates).
+// The same holds for the children a Reconcile applies with Env.Applier,
+// of the kinds the controller watches (Owns, an [Owner]'s kinds): the
+// create or update event its own apply causes does not reconcile the
+// parent again, since the reconcile holds what the apply returned (read
+// it from the apply's Result, e.g. Result.Into, rather than from the cache
+// before applying). A child's change by anyone else (the Deployment
+// controller's status, an edit to revert, a deletion) still does. [Sync]
+// is the exception: its function observes the children in the cache, so
+// the events of Sync's own applies reconcile the parent again, and the
+// next call observes what was written. The reconciler's own writes to the
+// object through Env.Client also reconcile it again, as any change does (a
+// status-only change does not, see the controller Builder's Predicates).
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler

@@ -10,6 +10,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/liveread"
+	"github.com/kopgo/kopgo/internal/writelog"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/status"
 )
@@ -151,6 +152,11 @@ type childKind struct {
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
 // [Sync] describes.
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, error) {
+	// The sync function observes the children in the cache, not what
+	// this reconcile applies: the watch events of Sync's own writes must
+	// reconcile the parent again, so that the next call observes them
+	// (kopgo's loop drops the events of writes a reconcile accounted for).
+	ctx = writelog.Without(ctx)
 	po := kopmeta.RefOf(parent)
 	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
 	kinds, labelKey, observed, byRef, err := s.observeAll(ctx, parent, env)
@@ -185,14 +191,6 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 	if r.requeue > 0 {
 		if after, requeue := action.When(); !requeue || (after > 0 && r.requeue < after) {
 			action = RequeueAfter(r.requeue)
-		}
-	} else if len(r.waits) > 0 && len(r.changes) > 0 {
-		// This reconcile wrote children and something still waits (a
-		// dependency that may be ready now, the prune): look again at
-		// once. The events of its own writes do not wake the parent under
-		// kopgo's loop (they were accounted for here).
-		if _, requeue := action.When(); !requeue {
-			action = Requeue()
 		}
 	}
 	if errs := append(r.errs, r.refusals...); len(errs) > 0 {

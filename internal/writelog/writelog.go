@@ -40,3 +40,12 @@ func Begin(ctx context.Context, gk schema.GroupKind, k types.NamespacedName, uid
 }
 
 func noop(types.UID, string) {}
+
+// Without returns ctx without a log: the writes made under it are not
+// reported, and their watch events reconcile as anyone's do.
+func Without(ctx context.Context) context.Context {
+	if ctx.Value(key{}) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, key{}, nil)
+}
