@@ -304,12 +304,12 @@ type sample struct {
 	// until idle, all parents together; deferrals the reads kopgo's loop
 	// put off for a lagging cache in the whole round.
 	convergeReconciles, deferrals int64
-	resyncWall                     time.Duration
-	resync                         trafficCount
-	resyncServer, resyncChanged    int64
-	latency                        latencySample
-	ownWrites                      []ownWrite
-	heap                           heapSample
+	resyncWall                    time.Duration
+	resync                        trafficCount
+	resyncServer, resyncChanged   int64
+	latency                       latencySample
+	ownWrites                     []ownWrite
+	heap                          heapSample
 }
 
 // goBench is the Go benchmark of one variant.

@@ -37,8 +37,8 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 	p("## Converge from empty\n\n")
 	p("From the operator's start (parents exist, no children) until a watch sees every parent Ready with all three children; " +
 		"requests until the controller is idle. Writes: mutating requests, counted by the client and by the API server (apiserver_request_total). " +
-		"Events: event writes (kopgo's Builder records events; the baselines record none), not among the requests. "+
-		"Reconciles per parent: how many times the reconciler's code ran per new parent until idle. "+
+		"Events: event writes (kopgo's Builder records events; the baselines record none), not among the requests. " +
+		"Reconciles per parent: how many times the reconciler's code ran per new parent until idle. " +
 		"Deferrals: reconciles kopgo's loop put off in the round (converge, resync, changes) because the cache still held the parent older than the controller's own last write to it.\n\n")
 	p("| variant | wall | requests | writes (client) | writes (API server) | events | reconciles per parent | deferrals |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range vs {
