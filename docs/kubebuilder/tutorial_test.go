@@ -28,17 +28,23 @@ const (
 	// migrated is controllerFile once every step is applied, committed for
 	// readers and kept equal to what the steps give.
 	migrated = "testdata/migrated/cronjob_controller.go"
+	// roleFile is the ClusterRole `make manifests` writes in project, and
+	// migratedRole the one it writes once every step is applied.
+	roleFile     = "config/rbac/role.yaml"
+	migratedRole = "testdata/migrated/role.yaml"
 
 	replaceMarker = "<!-- replace -->"
 	withMarker    = "<!-- with -->"
 )
 
-// step is one "## Step" section of the guide: the replacements it shows
-// and the go commands it says to run, in order.
+// step is one "## Step" section of the guide: the replacements it shows,
+// the go commands it says to run, in order, and whether it says to run
+// `make manifests`.
 type step struct {
-	title   string
-	edits   []edit
-	command [][]string
+	title     string
+	edits     []edit
+	command   [][]string
+	manifests bool
 }
 
 // edit is a pair of Go blocks: the one after "<!-- replace -->" and the
@@ -52,7 +58,8 @@ type edit struct {
 // "<!-- replace -->" is code of the file to find (once, exactly); the next
 // Go block, after "<!-- with -->", is what replaces it. In a ```sh block of
 // a step, every line that starts with "go " is a command to run in the
-// project.
+// project, and a line "make manifests" regenerates the project's
+// ClusterRole as kubebuilder's Makefile does.
 func guideSteps(t *testing.T, path string) []step {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -107,6 +114,9 @@ func guideSteps(t *testing.T, path string) []step {
 				open = nil
 			case fence == "sh" && cur != nil:
 				for _, l := range body {
+					if strings.TrimSpace(l) == "make manifests" {
+						cur.manifests = true
+					}
 					if !strings.HasPrefix(l, "go ") {
 						continue
 					}
@@ -137,8 +147,10 @@ func guideSteps(t *testing.T, path string) []step {
 // its "after" block, and after every step that changes the file checks
 // that it is gofmt'ed and that the project builds. After the last step it
 // checks that the controller writes status through kopgo only, imports no
-// internal package, equals testdata/migrated (-update rewrites it), and
-// runs the tutorial's own controller suite (envtest, on testkit's
+// internal package, equals testdata/migrated (-update rewrites it), that
+// `make manifests` (controller-gen's rbac generator, as kubebuilder's
+// Makefile runs it) gave the ClusterRole in testdata/migrated/role.yaml,
+// and runs the tutorial's own controller suite (envtest, on testkit's
 // kube-apiserver and etcd).
 func TestGuideFollowedLiterally(t *testing.T) {
 	if testing.Short() {
@@ -159,6 +171,7 @@ func TestGuideFollowedLiterally(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		t.Fatalf("no kube-apiserver for the tutorial's envtest suite (%v): run `make testkit-bin`, or set KOPGO_TESTKIT_BIN", err)
 	}
+	controllerGen := findControllerGen(t, root, assets)
 
 	dir := t.TempDir()
 	proj := filepath.Join(dir, "project")
@@ -189,6 +202,13 @@ func TestGuideFollowedLiterally(t *testing.T) {
 		for _, c := range s.command {
 			goCmd(t, proj, nil, s.title, c[1:]...)
 		}
+		if s.manifests {
+			cmd := exec.CommandContext(t.Context(), controllerGen, "rbac:roleName=manager-role", "paths=./...")
+			cmd.Dir = proj
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%s: make manifests (controller-gen rbac): %v\n%s", s.title, err, out)
+			}
+		}
 		if len(s.edits) == 0 {
 			continue
 		}
@@ -213,12 +233,18 @@ func TestGuideFollowedLiterally(t *testing.T) {
 			t.Errorf("after the last step %s imports %s, an internal package", controllerFile, p)
 		}
 	}
-	if *update {
-		if err := os.WriteFile(migrated, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
+	role, err := os.ReadFile(filepath.Join(proj, roleFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, got := range map[string]string{migrated: src, migratedRole: string(role)} {
+		if *update {
+			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if want, err := os.ReadFile(file); err != nil || string(want) != got {
+			t.Errorf("%s is not what the guide's steps give (%v): go test -run TestGuideFollowedLiterally ./docs/kubebuilder -update", file, err)
 		}
-	} else if want, err := os.ReadFile(migrated); err != nil || string(want) != src {
-		t.Errorf("%s is not the file the guide's steps give (%v): go test -run TestGuideFollowedLiterally ./docs/kubebuilder -update", migrated, err)
 	}
 
 	out := goCmd(t, proj, []string{"KUBEBUILDER_ASSETS=" + assets}, "the tutorial's suite",
@@ -226,6 +252,23 @@ func TestGuideFollowedLiterally(t *testing.T) {
 	if !strings.Contains(out, "--- PASS: TestControllers") {
 		t.Errorf("the tutorial's suite did not run:\n%s", out)
 	}
+}
+
+// findControllerGen returns kopgo's pinned controller-gen: $KOPGO_CONTROLLER_GEN,
+// or bin/controller-gen-*/controller-gen of this repository or of the one
+// the testkit binaries were built in.
+func findControllerGen(t *testing.T, root, assets string) string {
+	t.Helper()
+	if p := os.Getenv("KOPGO_CONTROLLER_GEN"); p != "" {
+		return p
+	}
+	for _, bin := range []string{filepath.Join(root, "bin"), filepath.Dir(assets)} {
+		if m, _ := filepath.Glob(filepath.Join(bin, "controller-gen-*", "controller-gen")); len(m) > 0 {
+			return m[len(m)-1]
+		}
+	}
+	t.Fatal("no controller-gen for the guide's `make manifests`: run `make tools`, or set KOPGO_CONTROLLER_GEN")
+	return ""
 }
 
 // goCmd runs the go command in dir and fails the test with its output if
