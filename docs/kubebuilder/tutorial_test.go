@@ -11,9 +11,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite "+migrated+" from the guide's steps")
@@ -45,7 +49,13 @@ type step struct {
 	edits     []edit
 	command   [][]string
 	manifests bool
+	names     []string // the file's names its text refers to (see proseNames)
 }
+
+// proseNameRE is a name of the file that a step's text may refer to in a
+// code span: a method or field of the reconciler (`r.env`), or a local
+// name in lowerCamelCase (`scheduledResult`, `constructJobForCronJob`).
+var proseNameRE = regexp.MustCompile("`((?:r\\.)?[a-z]\\w*[A-Z]\\w*|r\\.\\w+)`")
 
 // edit is a pair of Go blocks: the one after "<!-- replace -->" and the
 // one after "<!-- with -->".
@@ -130,6 +140,11 @@ func guideSteps(t *testing.T, path string) []step {
 			body = append(body, line)
 		case strings.TrimSpace(line) != "":
 			prev = strings.TrimSpace(line)
+			if cur != nil {
+				for _, m := range proseNameRE.FindAllStringSubmatch(line, -1) {
+					cur.names = append(cur.names, m[1])
+				}
+			}
 		}
 	}
 	if open != nil {
@@ -145,7 +160,8 @@ func guideSteps(t *testing.T, path string) []step {
 // of Step 0), runs the go commands of each step, replaces each step's
 // "before" block, which must be in the file exactly once at that point, by
 // its "after" block, and after every step that changes the file checks
-// that it is gofmt'ed and that the project builds. After the last step it
+// that it is gofmt'ed, that the project builds, and that the names of the
+// file the step's text refers to (`r.env`, `scheduledResult`) are in it. After the last step it
 // checks that the controller writes status through kopgo only, imports no
 // internal package, equals testdata/migrated (-update rewrites it), that
 // `make manifests` (controller-gen's rbac generator, as kubebuilder's
@@ -212,6 +228,11 @@ func TestGuideFollowedLiterally(t *testing.T) {
 		if len(s.edits) == 0 {
 			continue
 		}
+		for _, name := range s.names {
+			if !regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).MatchString(src) && !apiFields[name] {
+				t.Errorf("%s: the text names %s, which is not in %s after this step", s.title, name, controllerFile)
+			}
+		}
 		if formatted, err := format.Source([]byte(src)); err != nil {
 			t.Fatalf("%s: %s does not parse: %v", s.title, controllerFile, err)
 		} else if string(formatted) != src {
@@ -270,6 +291,19 @@ func findControllerGen(t *testing.T, root, assets string) string {
 	t.Fatal("no controller-gen for the guide's `make manifests`: run `make tools`, or set KOPGO_CONTROLLER_GEN")
 	return ""
 }
+
+// apiFields are the JSON names of the API fields a step's text may name
+// (`lastTransitionTime`): not Go names of the file.
+var apiFields = func() map[string]bool {
+	m := map[string]bool{}
+	for _, typ := range []reflect.Type{reflect.TypeFor[metav1.Condition](), reflect.TypeFor[metav1.ObjectMeta]()} {
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			m[name] = true
+		}
+	}
+	return m
+}()
 
 // goCmd runs the go command in dir and fails the test with its output if
 // it fails.
