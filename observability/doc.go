@@ -39,10 +39,10 @@
 //
 // # Tracing
 //
-// With a TracerProvider (controller.Builder.TracerProvider or
-// reconciler.WithTracerProvider), every reconcile is a span ("reconcile
-// <Kind>") with child spans for the work inside (apply, finalizers, gc
-// collect, gc delete); without one, tracing costs nothing. OpenTelemetry's
+// With a TracerProvider (controller.Builder.TracerProvider), every
+// reconcile is a span ("reconcile <Kind>") with child spans for the work
+// inside (apply, finalizers, gc collect, gc delete); without one, tracing
+// costs nothing. OpenTelemetry's
 // semantic conventions have no attributes for an arbitrary Kubernetes
 // object (k8s.pod.name and the like exist for particular kinds, as
 // resource attributes naming where telemetry comes from;
