@@ -52,7 +52,19 @@ import (
 // status forms, of the object being reconciled) are logged for the first
 // rule only: their events still reconcile, since the loop cannot know what
 // the reconciler meant by them. Writes through server-side apply with an
-// apply configuration, and writes to other objects, are not logged.
+// apply configuration are not logged. Children applied with the Applier
+// are logged for the second rule (see ChildWritesPredicate below).
+//
+// Why this shape. controller-runtime v0.25's experimental consistent
+// client (client.CacheOptions.EnableReadYourWritesConsistency) makes the
+// read itself wait for the cache: the worker blocks meanwhile, and its
+// documented limits (a cache over several namespaces) are the setup many
+// operators run. kube-controller-manager's mitigation (KEP-5647) and
+// cluster-api's reconcile wrapper compare the version of the last write
+// with what the informer has and requeue the key instead: nothing blocks,
+// and that is what is done here, per object, with the versions of the
+// writes themselves (no informer internals needed). The same log tells
+// which watch events are our own, which neither of them does.
 
 // deferFirst and deferMax bound the wait for a lagging cache: the first
 // look again after deferFirst, doubling, until deferMax has passed since
