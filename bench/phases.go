@@ -77,7 +77,9 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	s.converge = m.traffic.snapshot()
 	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, m.traffic.writeMean()
 	s.convergeReconciles = m.act.callsTotal()
-	deferred0 := deferrals(m.act.controller)
+	// Each manager's controller has a name of its own: its count starts
+	// at 0.
+	s.deferrals = int64(deferrals(m.act.controller))
 	if e.o.verbose {
 		logf("%s idle: %s; requests %d, writes %d, events %d; %s", v.key, m.act.summary(), s.converge.requests, s.converge.writes, s.converge.events, m.traffic.latencies())
 	}
@@ -136,7 +138,7 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 		return s, nil, err
 	}
 
-	s.deferrals = int64(deferrals(m.act.controller) - deferred0)
+	s.deferrals += int64(deferrals(m.act.controller))
 
 	// One reconcile of a converged parent, every round (the median is
 	// reported).
