@@ -52,7 +52,7 @@ func (t *Tenant) DeepCopy() *Tenant {
 // DeepCopyObject implements runtime.Object.
 func (t *Tenant) DeepCopyObject() runtime.Object {
 	out := *t
-	t.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	t.DeepCopyInto(&out.ObjectMeta)
 	t.Status.DeepCopyInto(&out.Status)
 	return &out
 }
@@ -68,7 +68,7 @@ type TenantList struct {
 // DeepCopyObject implements runtime.Object.
 func (l *TenantList) DeepCopyObject() runtime.Object {
 	out := &TenantList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	for i := range l.Items {
 		out.Items = append(out.Items, *l.Items[i].DeepCopy())
 	}
