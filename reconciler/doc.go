@@ -281,6 +281,10 @@
 // exists, a Deployment once rolled out): until then the parent is
 // Reconciling, naming the child that waits and what for, and children no
 // longer desired are not pruned. Pruning does not follow dependencies.
+// A child in a namespace that is itself a desired Namespace depends on it
+// without DependsOn (see "Sync: objects it did not create"); a child that
+// depends on a child Sync refused is not written either, and the parent's
+// Stalled message names it.
 //
 // # Sync: readiness
 //
