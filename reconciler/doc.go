@@ -254,6 +254,26 @@
 // object is not the parent's, so its deletion does not wake the parent; the
 // manager's resync period does, eventually).
 //
+// A refusal's error, as returned by Reconcile, holds an
+// [*apply.TakeoverError] (errors.As tells it; its Controller says whose the
+// object is, nil for an orphan), whether Sync refused the child itself or
+// the Applier refused it on create: a taken name is one verdict, terminal
+// and shown as Stalled, wherever it is met.
+//
+// Nothing is written into a namespace Sync does not own. A desired child
+// in a namespace that is itself a desired Namespace child depends on that
+// Namespace, as if by [DependsOn]: it is applied only once the Namespace
+// is the parent's and ready, so Namespaces are applied first whatever the
+// sync function's order. When the Namespace is refused (it exists, and is
+// someone else's), no child in it is written, and the parent is Stalled
+// with the refusal and a second terminal error naming the children held
+// back ("desired children RoleBinding team-a/edit, ResourceQuota
+// team-a/quota not written: they are in namespace team-a, which is not
+// this Tenant's: ..."); when it is being deleted, its children wait, with
+// the parent Reconciling, until it is gone and created again. (A child in
+// a namespace that is not among the desired children is written there:
+// naming it is the sync function's choice.)
+//
 // An object with no controller reference at all (an orphan: created by
 // hand, or left by `kubectl delete --cascade=orphan`) is adopted only with
 // [AdoptOrphans](true), for its kind (wrap the kind's example in [Child]) or
@@ -325,6 +345,10 @@
 // exists, a Deployment once rolled out): until then the parent is
 // Reconciling, naming the child that waits and what for, and children no
 // longer desired are not pruned. Pruning does not follow dependencies.
+// A child in a namespace that is itself a desired Namespace depends on it
+// without DependsOn (see "Sync: objects it did not create"); a child that
+// depends on a child Sync refused is not written either, and the parent's
+// Stalled message names it.
 //
 // # Sync: readiness
 //

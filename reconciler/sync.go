@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -179,7 +180,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 	for _, c := range children {
 		r.sync(ctx, c)
 	}
-	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.waits) == 0 {
+	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.unwritten) == 0 && len(r.waits) == 0 {
 		// Keep the children that are going away until their replacements
 		// are in place: a rename that fails to apply must not leave nothing.
 		r.prune(ctx, children)
@@ -193,7 +194,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 			action = RequeueAfter(r.requeue)
 		}
 	}
-	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
+	if errs := slices.Concat(r.errs, r.refusals, r.heldBack()); len(errs) > 0 {
 		return action, fail(errors.Join(errs...))
 	}
 	return action, nil
