@@ -25,13 +25,6 @@ import (
 	"github.com/kopgo/kopgo/reconciler"
 )
 
-// StalledRetry is how long a Stalled object (a terminal failure) waits
-// before it is reconciled again although nothing changed: a terminal
-// verdict is a claim about the spec, and one made by mistake (a server
-// that answered 422 while part of it was still starting) must not last
-// forever.
-const StalledRetry = 10 * time.Minute
-
 // quietConflicts is how many optimistic-lock conflicts in a row an object
 // may meet before the next one is treated as a failure: logged, counted as
 // an error and shown in status. Until then a conflict is retried through
@@ -49,7 +42,9 @@ type Options struct {
 	StatusTimeout time.Duration
 	// FinalizerName is the finalizer of the Finalizer hook.
 	FinalizerName string
-	// StalledRetry overrides [StalledRetry]; 0 keeps it.
+	// StalledRetry overrides reconciler.StalledRetry, how long a Stalled
+	// object (a terminal failure) waits before it is reconciled again
+	// although nothing changed; 0 keeps it.
 	StalledRetry time.Duration
 	// Metrics records reconciles; nil: observability.Default().
 	Metrics *observability.Metrics
@@ -127,7 +122,7 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		o.FinalizerName = "kopgo.dev/" + name
 	}
 	if o.StalledRetry <= 0 {
-		o.StalledRetry = StalledRetry
+		o.StalledRetry = reconciler.StalledRetry
 	}
 	if o.Tracer == nil {
 		o.Tracer = telemetry.Tracer(nil)
