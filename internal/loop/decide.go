@@ -133,8 +133,7 @@ func fromAPIServerOutage(err error, apiServer string) bool {
 	if kind != koperrors.Unavailable && kind != koperrors.Timeout {
 		return false
 	}
-	var to *timeoutError
-	if errors.As(err, &to) {
+	if _, ok := errors.AsType[*timeoutError](err); ok {
 		return false // the reconcile's own deadline
 	}
 	var status apierrors.APIStatus
