@@ -32,6 +32,9 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec
 	applies    *prometheus.CounterVec
 	deletions  *prometheus.CounterVec
+
+	// Object health (health.go): kept per object, summarised at a scrape.
+	health *healthCollector
 }
 
 // ReconcileResult is the outcome of one reconcile, the result label of
@@ -105,6 +108,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.duration = register(reg, m.duration, &err)
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
+	m.health = register(reg, newHealthCollector(), &err)
 	if err != nil {
 		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
 	}
