@@ -2,6 +2,8 @@ package ops_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -222,5 +224,18 @@ func TestRulesFileLoads(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("alerts in the rules file (-want +got):\n%s", diff)
+	}
+}
+
+// Every alert has its section in the runbook its runbook_url points at.
+func TestRunbookHasEveryAlert(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range ops.Alerts() {
+		if !strings.Contains(string(doc), "\n### "+a.Name+"\n") {
+			t.Errorf("docs/operations.md has no section ### %s", a.Name)
+		}
 	}
 }
