@@ -58,6 +58,11 @@
 // objects its informer lists. [Metrics.ForgetController] drops a
 // controller's series when it stops in a process that keeps running.
 //
+// Opt-in, [Metrics.RegisterObjectSeries] adds one series per unhealthy
+// object (kopgo_object_not_ready_since_timestamp_seconds and
+// kopgo_object_stalled_since_timestamp_seconds, labelled controller,
+// namespace and name), for an alert or a table that names the objects.
+//
 // # Tracing
 //
 // With a TracerProvider (controller.Builder.TracerProvider or

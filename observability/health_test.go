@@ -333,3 +333,43 @@ func writeGathered(reg *prometheus.Registry, w *strings.Builder) error {
 	}
 	return nil
 }
+
+// Opt-in, an unhealthy object has a series of its own; a healthy or
+// forgotten one has none, and without the opt-in no series names an
+// object.
+func TestObjectSeries(t *testing.T) {
+	m, reg := healthMetrics(t)
+	m.ObserveObject("web", key("ok"), "1", ready(time.Hour))
+	m.ObserveObject("web", key("failing"), "2", failing(time.Hour))
+	m.ObserveObject("web", key("stuck"), "3", stalled(10*time.Minute))
+	names := []string{"kopgo_object_not_ready_since_timestamp_seconds", "kopgo_object_stalled_since_timestamp_seconds"}
+	if n, err := testutil.GatherAndCount(reg, names...); err != nil || n != 0 {
+		t.Errorf("per-object series without the opt-in: %d, %v", n, err)
+	}
+	if err := m.RegisterObjectSeries(reg); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.RegisterObjectSeries(reg); err == nil {
+		t.Error("a second RegisterObjectSeries on one registry succeeded")
+	}
+	m.ForgetObject("web", key("gone"))
+	want := fmt.Sprintf(`# HELP kopgo_object_not_ready_since_timestamp_seconds Since when the object has not been Ready (Unix time); only objects not Ready have a series.
+# TYPE kopgo_object_not_ready_since_timestamp_seconds gauge
+kopgo_object_not_ready_since_timestamp_seconds{controller="web",name="failing",namespace="default"} %d
+kopgo_object_not_ready_since_timestamp_seconds{controller="web",name="stuck",namespace="default"} %d
+# HELP kopgo_object_stalled_since_timestamp_seconds Since when the object has been Stalled (Unix time); only Stalled objects have a series.
+# TYPE kopgo_object_stalled_since_timestamp_seconds gauge
+kopgo_object_stalled_since_timestamp_seconds{controller="web",name="stuck",namespace="default"} %d
+`, t0.Add(-time.Hour).Unix(), t0.Add(-10*time.Minute).Unix(), t0.Add(-10*time.Minute).Unix())
+	compare(t, reg, want, names...)
+
+	m.ObserveObject("web", key("failing"), "2", ready(0))
+	m.ForgetObject("web", key("stuck"))
+	if n, err := testutil.GatherAndCount(reg, names...); err != nil || n != 0 {
+		t.Errorf("per-object series once healthy or gone: %d, %v", n, err)
+	}
+	var none *observability.Metrics
+	if err := none.RegisterObjectSeries(reg); err == nil {
+		t.Error("RegisterObjectSeries of a nil Metrics succeeded")
+	}
+}
