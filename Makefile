@@ -129,13 +129,13 @@ $(CONTROLLER_GEN):
 # the example's config/. An example with a PROJECT file is a kubebuilder
 # project and gets kubebuilder's paths and names (`make manifests generate`
 # in a scaffolded project): CRDs in config/crd/bases, the ClusterRole
-# manager-role in config/rbac/role.yaml, beside the kustomize files. The
-# CronJob API of the kubebuilder migration guide (docs/kubebuilder) gets its
-# deepcopy functions and CRD the same way.
+# manager-role in config/rbac/role.yaml, beside the kustomize files. (The
+# kubebuilder migration guide, docs/kubebuilder, carries kubebuilder's own
+# generated files of its CronJob tutorial, unchanged.)
 EXAMPLES_GEN := webapp kubebuilder echoserver database
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the examples' and the guide's deepcopy code, CRDs and RBAC with controller-gen, and the ops module's rules, manifests and dashboard.
+generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen, and the ops module's rules, manifests and dashboard.
 	@for e in $(EXAMPLES_GEN); do \
 		[ -d examples/$$e/api ] || continue; \
 		echo "controller-gen examples/$$e"; \
@@ -151,9 +151,6 @@ generate: $(CONTROLLER_GEN) ## Generate the examples' and the guide's deepcopy c
 				output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
 		fi; \
 	done
-	@echo "controller-gen docs/kubebuilder"
-	@rm -rf docs/kubebuilder/config/crd
-	@$(CONTROLLER_GEN) object crd:crdVersions=v1 paths=./docs/kubebuilder/api/... output:crd:artifacts:config=docs/kubebuilder/config/crd/bases
 	@echo "ops: alert rules, PrometheusRule, ServiceMonitor, metrics RBAC, Grafana dashboard"
 	@cd ops && $(GO) run ./cmd/generate >/dev/null
 

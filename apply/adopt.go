@@ -2,7 +2,9 @@ package apply
 
 import (
 	"context"
+	stderrors "errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 // AdoptOrphans lets an apply whose intent carries a controller reference
@@ -59,6 +62,22 @@ func adoptsOrphans(opts []client.ApplyOption) bool {
 // owns, the error says so as well, and its chain holds that
 // [*ConflictError] ([Conflicts] returns its fields), so that both are
 // known at once.
+//
+// # Terminal
+//
+// A refused takeover is a verdict about the spec (the name is someone
+// else's), so a TakeoverError is terminal wherever it is met:
+// koperrors.IsTerminal reports it, status.SetError and status.Finish show
+// Stalled=True with its message (which names the holder), reconciler.Result
+// hands it to controller-runtime as terminal, and kopgo's loop retries it
+// only on its Stalled interval, as reconciler.Sync's own refusals. It says
+// so through errors.Is(err, reconcile.TerminalError(nil)), controller-runtime's
+// own test, so that a plain reconciler that returns it unchanged is not
+// retried either. Two cases are not verdicts and are retried as any
+// failure: an object that Appeared during the apply (the next apply sees
+// it and refuses it for good, naming its writer), and an object still
+// controlled by an earlier owner of the same kind and name, since deleted,
+// which the garbage collector is about to remove.
 type TakeoverError struct {
 	// Owner is the controller reference the apply would have set.
 	Owner metav1.OwnerReference
@@ -67,11 +86,32 @@ type TakeoverError struct {
 	// Appeared is true when the object did not exist a moment before the
 	// apply (server-side apply has no create-only precondition), so that
 	// the apply took it over and the Applier removed its controller
-	// reference again; Manager names the field manager that created it.
+	// reference again.
 	Appeared bool
-	Manager  string
+	// Manager names the holder of an object without a controller: the
+	// field manager that created it (Appeared), or one that wrote it (an
+	// orphan the apply refused); "" when the object's managedFields name
+	// none but the Applier's own.
+	Manager string
 
 	conflict *ConflictError
+	// writers are the field managers of the object's main resource, for
+	// Manager.
+	writers []string
+}
+
+// Is reports whether target is controller-runtime's terminal marker
+// (reconcile.TerminalError(nil)) and the refusal is a verdict (see
+// Terminal above).
+func (e *TakeoverError) Is(target error) bool {
+	return !e.Appeared && !e.earlierOwner() && stderrors.Is(reconcile.TerminalError(nil), target)
+}
+
+// earlierOwner reports whether the object is controlled by an earlier
+// object of the owner's kind and name (another UID): the owner's
+// predecessor, since deleted.
+func (e *TakeoverError) earlierOwner() bool {
+	return e.Controller != nil && e.Controller.Kind == e.Owner.Kind && e.Controller.Name == e.Owner.Name && e.Controller.APIVersion == e.Owner.APIVersion
 }
 
 // Error says what the object is, and what to do about it.
@@ -80,12 +120,15 @@ func (e *TakeoverError) Error() string {
 	switch {
 	case e.Appeared:
 		fmt.Fprintf(&b, "the object was created by %q while this apply created it, and the apply took it over; its controller reference (%s %s) was removed again: the Applier never takes over an object it did not create", e.Manager, e.Owner.Kind, e.Owner.Name)
-	case e.Controller != nil && e.Controller.Kind == e.Owner.Kind && e.Controller.Name == e.Owner.Name && e.Controller.APIVersion == e.Owner.APIVersion:
+	case e.earlierOwner():
 		fmt.Fprintf(&b, "the object is controlled by an earlier %s %s (uid %s), since deleted: wait for the garbage collector to delete it",
 			e.Controller.Kind, e.Controller.Name, e.Controller.UID)
 	case e.Controller != nil:
 		fmt.Fprintf(&b, "the object is controlled by %s %s (uid %s), not by %s %s: the Applier never takes over an object another controller controls; rename the object or remove the other one",
 			e.Controller.Kind, e.Controller.Name, e.Controller.UID, e.Owner.Kind, e.Owner.Name)
+	case e.Manager != "":
+		fmt.Fprintf(&b, "the object exists, written by %q, and has no controller, and applying it with a controller reference to %s %s would take it over: the Applier never takes over an object it did not create; adopt it with apply.AdoptOrphans(true), rename it or remove the other one",
+			e.Manager, e.Owner.Kind, e.Owner.Name)
 	default:
 		fmt.Fprintf(&b, "the object exists and has no controller, and applying it with a controller reference to %s %s would take it over: the Applier never takes over an object it did not create; adopt it with apply.AdoptOrphans(true), rename it or remove the other one",
 			e.Owner.Kind, e.Owner.Name)
@@ -131,8 +174,20 @@ func refusal(live client.Object, owner *metav1.OwnerReference, adopt, oursByReco
 	case adopt || oursByRecord:
 		return nil
 	default:
-		return &TakeoverError{Owner: *owner}
+		return &TakeoverError{Owner: *owner, writers: writers(live)}
 	}
+}
+
+// writers returns the field managers that wrote obj's main resource (not
+// its status), in the order of its managedFields.
+func writers(obj client.Object) []string {
+	var out []string
+	for _, m := range obj.GetManagedFields() {
+		if m.Subresource == "" && m.Manager != "" && !slices.Contains(out, m.Manager) {
+			out = append(out, m.Manager)
+		}
+	}
+	return out
 }
 
 // refuse returns the error of a refused apply. Unless the apply forces
@@ -140,6 +195,12 @@ func refusal(live client.Object, owner *metav1.OwnerReference, adopt, oursByReco
 // the way (fields other managers own with other values), so that one error
 // tells both; the dry run changes nothing.
 func (a *Applier) refuse(ctx context.Context, in *intent, o *client.ApplyOptions, terr *TakeoverError, requests int) (Result, error) {
+	if terr.Controller == nil && terr.Manager == "" {
+		// The holder of an orphan is whoever wrote it, other than us.
+		if i := slices.IndexFunc(terr.writers, func(m string) bool { return m != o.FieldManager }); i >= 0 {
+			terr.Manager = terr.writers[i]
+		}
+	}
 	if !forced(o) {
 		if u, err := in.fresh(); err == nil {
 			dry := *o

@@ -20,6 +20,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/telemetry"
+	"github.com/kopgo/kopgo/internal/writelog"
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
 
@@ -152,9 +153,27 @@ func (a *Applier) apply(ctx context.Context, in *intent, o *client.ApplyOptions,
 	if err != nil {
 		return Result{Requests: requests}, koperrors.WrapKind(koperrors.Invalid, err, "", kopmeta.ObjectRef{})
 	}
+	// kopgo's loop, if it runs this apply, learns of it: the watch event
+	// it causes is accounted for by the reconcile that made it.
+	done := writelog.Done(nil)
+	if !dryRun(o) {
+		var uid types.UID
+		base := ""
+		if live != nil {
+			uid, base = live.GetUID(), live.GetResourceVersion()
+		}
+		done = writelog.Begin(ctx, gvk.GroupKind(), types.NamespacedName{Namespace: in.namespace, Name: in.name}, uid, base)
+	}
 	xctx, x := withExchange(ctx)
 	err = a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), o)
 	res := Result{Requests: requests + int(x.requests.Load())}
+	if done != nil {
+		if err != nil {
+			done("", "")
+		} else {
+			done(u.GetUID(), u.GetResourceVersion())
+		}
+	}
 	if err != nil {
 		return res, err
 	}

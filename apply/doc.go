@@ -270,7 +270,15 @@
 //
 // A refused takeover (see Ownership) is of Kind Invalid too, and its chain
 // holds a [*TakeoverError]: errors.As tells it, its Controller says whose
-// the object is (nil for an orphan), and the message says what to do.
+// the object is (nil for an orphan), and the message says what to do. It
+// is terminal (koperrors.IsTerminal): retrying cannot help until someone
+// renames the child or removes the object, so status.SetError shows
+// Stalled naming the holder, reconciler.Result stops controller-runtime's
+// retries, and kopgo's loop looks again only after its Stalled interval.
+// Two refusals that time resolves are not terminal: an object that
+// appeared during the apply, and one held by the owner's deleted
+// predecessor of the same kind and name (the garbage collector removes
+// it).
 //
 // A field-manager conflict (without force, another manager owns a
 // field with another value) is of Kind Invalid, not Conflict, and its chain

@@ -158,6 +158,25 @@ func (a *activity) waitIdleAfter(ctx context.Context, name string, timeout time.
 	return err
 }
 
+// calls returns how many times the reconciler's code ran, for every
+// parent together.
+func (a *activity) callsTotal() int64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var total int64
+	for _, n := range a.calls {
+		total += int64(n)
+	}
+	return total
+}
+
+// deferrals reads kopgo_reconcile_deferred_total of a controller (kopgo's
+// variants: reconciles put off until the cache showed the controller's own
+// last write), summed over outcomes.
+func deferrals(controller string) float64 {
+	return counterSum("kopgo_reconcile_deferred_total", "controller", controller)
+}
+
 // reconcileTotal reads controller-runtime's reconcile_total of a
 // controller, summed over results.
 func reconcileTotal(controller string) float64 {

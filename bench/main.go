@@ -300,12 +300,16 @@ type sample struct {
 	// the client sees it).
 	convergeCPU, convergeWriteMean time.Duration
 	convergeServer                 int64
-	resyncWall                     time.Duration
-	resync                         trafficCount
-	resyncServer, resyncChanged    int64
-	latency                        latencySample
-	ownWrites                      []ownWrite
-	heap                           heapSample
+	// convergeReconciles is how many times the reconciler's code ran
+	// until idle, all parents together; deferrals the reads kopgo's loop
+	// put off for a lagging cache in the whole round.
+	convergeReconciles, deferrals int64
+	resyncWall                    time.Duration
+	resync                        trafficCount
+	resyncServer, resyncChanged   int64
+	latency                       latencySample
+	ownWrites                     []ownWrite
+	heap                          heapSample
 }
 
 // goBench is the Go benchmark of one variant.

@@ -76,6 +76,10 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	}
 	s.converge = m.traffic.snapshot()
 	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, m.traffic.writeMean()
+	s.convergeReconciles = m.act.callsTotal()
+	// Each manager's controller has a name of its own: its count starts
+	// at 0.
+	s.deferrals = int64(deferrals(m.act.controller))
 	if e.o.verbose {
 		logf("%s idle: %s; requests %d, writes %d, events %d; %s", v.key, m.act.summary(), s.converge.requests, s.converge.writes, s.converge.events, m.traffic.latencies())
 	}
@@ -133,6 +137,8 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	if s.ownWrites, err = e.ownWrites(ctx, m, parents); err != nil {
 		return s, nil, err
 	}
+
+	s.deferrals += int64(deferrals(m.act.controller))
 
 	// One reconcile of a converged parent, every round (the median is
 	// reported).

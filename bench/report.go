@@ -37,16 +37,24 @@ func report(vs []variant, points []point, o options, load0, load1 string, took t
 	p("## Converge from empty\n\n")
 	p("From the operator's start (parents exist, no children) until a watch sees every parent Ready with all three children; " +
 		"requests until the controller is idle. Writes: mutating requests, counted by the client and by the API server (apiserver_request_total). " +
-		"Events: event writes (kopgo's Builder records events; the baselines record none), not among the requests.\n\n")
-	p("| variant | wall | requests | writes (client) | writes (API server) | events |\n|---|---:|---:|---:|---:|---:|\n")
+		"Events: event writes (kopgo's Builder records events; the baselines record none), not among the requests. " +
+		"Reconciles per parent: how many times the reconciler's code ran per new parent until idle. " +
+		"Deferrals: reconciles kopgo's loop put off in the round (converge, resync, changes) because the cache still held the parent older than the controller's own last write to it.\n\n")
+	p("| variant | wall | requests | writes (client) | writes (API server) | events | reconciles per parent | deferrals |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, v := range vs {
 		s := samples[v.key]
-		p("| %s | %s | %s | %s | %s | %s |\n", name(v),
+		perParent, deferred := "–", "–"
+		if v.setup != nil {
+			perParent = floatCell(s, func(x sample) float64 { return float64(x.convergeReconciles) / float64(base.n) })
+			deferred = intCell(s, func(x sample) int64 { return x.deferrals })
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", name(v),
 			durCell(s, func(x sample) time.Duration { return x.convergeWall }),
 			intCell(s, func(x sample) int64 { return x.converge.requests }),
 			intCell(s, func(x sample) int64 { return x.converge.writes }),
 			intCell(s, func(x sample) int64 { return x.convergeServer }),
-			intCell(s, func(x sample) int64 { return x.converge.events }))
+			intCell(s, func(x sample) int64 { return x.converge.events }),
+			perParent, deferred)
 	}
 
 	p("\n## No-op resync after an operator restart\n\n")
@@ -274,6 +282,18 @@ func intCell(s []sample, f func(sample) int64) string {
 	}
 	slices.Sort(xs)
 	return fmt.Sprintf("**%d** (%d)", median(xs), xs[0])
+}
+
+func floatCell(s []sample, f func(sample) float64) string {
+	if len(s) == 0 {
+		return "–"
+	}
+	xs := make([]float64, len(s))
+	for i, x := range s {
+		xs[i] = f(x)
+	}
+	slices.Sort(xs)
+	return fmt.Sprintf("**%.2f** (%.2f)", median(xs), xs[0])
 }
 
 func durCell(s []sample, f func(sample) time.Duration) string {

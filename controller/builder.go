@@ -177,9 +177,10 @@ func (b *Builder[T]) LeaderElectionTimings(lease, renew, retry time.Duration) *B
 // worker would let a single slow object delay every other, and 4 keeps a
 // controller responsive without surprising a reconciler written with one
 // object in mind. A reconciler that shares state across objects must guard
-// it. A reconcile that ignores its context past its deadline
-// (reconciler.WithTimeout) frees its worker, so one hung object does not
-// stop the others even at 1.
+// it. With [Builder.ReconcileTimeout], a reconcile that ignores its context
+// past its deadline frees its worker, so one hung object does not stop the
+// others even at 1; without it (the default), a hung reconcile holds its
+// worker.
 func (b *Builder[T]) Concurrency(n int) *Builder[T] {
 	if n < 1 {
 		b.errs = append(b.errs, fmt.Errorf("controller %q: concurrency %d: must be at least 1", b.name, n))

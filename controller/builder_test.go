@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,6 +35,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(killedOperatorEnv) != "" {
+		os.Exit(killedOperatorMain()) // a child process of TestSIGKILLedOperatorCleansUpAfterRestart
+	}
 	testkit.Main(m, testkit.Options{Scheme: scheme, CRDs: []*apiextensionsv1.CustomResourceDefinition{widget.CRD()}},
 		func(c *testkit.Cluster) { cluster = c })
 }

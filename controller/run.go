@@ -6,12 +6,12 @@ import (
 	"reflect"
 	"time"
 
-	"k8s.io/apimachinery/pkg/labels"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -78,6 +78,7 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	lo := b.loop
 	lo.Metrics = metrics
 	lo.Selector = b.selector
+	lo.APIServer = mgr.GetConfig().Host
 	if grace := b.grace(ownManager); grace > 0 {
 		lo.Drain = drainWindow(grace)
 	}
@@ -85,18 +86,22 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
-	var forOpts []builder.ForOption
-	if b.selector != nil {
-		sel := b.selector
-		forOpts = append(forOpts, builder.WithPredicates(predicate.NewPredicateFuncs(func(o client.Object) bool {
-			return sel.Matches(labels.Set(o.GetLabels()))
-		})))
-	}
+	// One list: each builder.WithPredicates replaces the ones before it.
+	// First (predicates run in order, and stop at the first that drops an
+	// event), the loop's: the update events of its own writes (its
+	// finalizer, the status), which the reconcile that made them accounted
+	// for, start no second reconcile, whatever other predicates say.
+	// No selector predicate: the loop checks LabelSelector itself, after
+	// reading the object, and must see the events of an object that left
+	// the selector while its cleanup is owed (under Run the cache holds
+	// only matching objects anyway).
+	preds := []predicate.Predicate{l.OwnWritesPredicate()}
 	if b.predicates == nil {
-		forOpts = append(forOpts, builder.WithPredicates(ignoreStatusOnly()))
-	} else if len(b.predicates) > 0 {
-		forOpts = append(forOpts, builder.WithPredicates(b.predicates...))
+		preds = append(preds, ignoreStatusOnly())
+	} else {
+		preds = append(preds, b.predicates...)
 	}
+	forOpts := []builder.ForOption{builder.WithPredicates(preds...)}
 	copts := b.ctrlOptions
 	if copts.MaxConcurrentReconciles == 0 {
 		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
@@ -107,7 +112,13 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		// cleanup (kubernetes/kubernetes#77988).
 		Watches(proto, l.DeleteHandler(), builder.WithPredicates(deletesOnly()))
 	for _, o := range owns {
-		bld = bld.Owns(o)
+		gvk, err := apiutil.GVKForObject(o, mgr.GetScheme())
+		if err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Owns(%T)", b.name, o), kopmeta.ObjectRef{})
+		}
+		// The events of the children's writes the reconciles made
+		// themselves (the Applier's) do not reconcile the parent again.
+		bld = bld.Owns(o, builder.WithPredicates(l.ChildWritesPredicate(gvk.GroupKind())))
 	}
 	for _, w := range b.watches {
 		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))

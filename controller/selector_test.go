@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
@@ -108,8 +109,12 @@ func TestObjectThatLeftTheSelectorIsStillCleanedUp(t *testing.T) {
 		return nil
 	})
 	cur := getWidget(t, w)
-	cur.Labels["loop"] = "elsewhere"
-	if err := cluster.Client().Update(t.Context(), cur); err != nil {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur = getWidget(t, w) // the loop's status write may come after the finalizer
+		cur.Labels["loop"] = "elsewhere"
+		return cluster.Client().Update(t.Context(), cur)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if err := cluster.Client().Delete(t.Context(), cur); err != nil {

@@ -16,6 +16,13 @@
 //	kopgo_reconcile_duration_seconds{controller}     histogram, trace IDs as exemplars
 //	kopgo_apply_total{controller,outcome}
 //	kopgo_gc_deletions_total{controller}
+//	kopgo_reconcile_deferred_total{controller,outcome}  outcome deferred or expired
+//
+// kopgo_reconcile_deferred_total counts reconciles the loop put off
+// because the cache still held the object older than this process's last
+// write to it (see the reconciler package, "Reading your own writes"):
+// outcome "deferred" each time, "expired" when the bounded wait ran out
+// and the reconcile ran on what the cache had.
 //
 // Every label value is lower case, from a closed set, never an error
 // message, so the number of series stays bounded:
@@ -65,10 +72,10 @@
 //
 // # Tracing
 //
-// With a TracerProvider (controller.Builder.TracerProvider or
-// reconciler.WithTracerProvider), every reconcile is a span ("reconcile
-// <Kind>") with child spans for the work inside (apply, finalizers, gc
-// collect, gc delete); without one, tracing costs nothing. OpenTelemetry's
+// With a TracerProvider (controller.Builder.TracerProvider), every
+// reconcile is a span ("reconcile <Kind>") with child spans for the work
+// inside (apply, finalizers, gc collect, gc delete); without one, tracing
+// costs nothing. OpenTelemetry's
 // semantic conventions have no attributes for an arbitrary Kubernetes
 // object (k8s.pod.name and the like exist for particular kinds, as
 // resource attributes naming where telemetry comes from;

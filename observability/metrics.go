@@ -32,6 +32,7 @@ type Metrics struct {
 	duration   *prometheus.HistogramVec
 	applies    *prometheus.CounterVec
 	deletions  *prometheus.CounterVec
+	deferrals  *prometheus.CounterVec
 
 	// Object health (health.go): kept per object, summarised at a scrape.
 	health *healthCollector
@@ -101,6 +102,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		deletions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kopgo_gc_deletions_total", Help: "Objects deleted by garbage collection.",
 		}, []string{"controller"}),
+		deferrals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kopgo_reconcile_deferred_total",
+			Help: "Reconciles deferred because the cache held the object older than this process's last write to it (outcome deferred), and those run anyway after the bounded wait (outcome expired).",
+		}, []string{"controller", "outcome"}),
 	}
 	var err error
 	m.reconciles = register(reg, m.reconciles, &err)
@@ -108,6 +113,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.duration = register(reg, m.duration, &err)
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
+	m.deferrals = register(reg, m.deferrals, &err)
 	m.health = register(reg, newHealthCollector(), &err)
 	if err != nil {
 		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
@@ -177,6 +183,21 @@ func (m *Metrics) RecordDeletions(controller string, n int) {
 		return
 	}
 	m.deletions.WithLabelValues(controller).Add(float64(n))
+}
+
+// RecordDeferral counts one reconcile of controller deferred because the
+// cache held its object older than the process's last write to it
+// (outcome "deferred"), or, with expired, one that waited for the cache
+// as long as it may and ran on what the cache had (outcome "expired").
+func (m *Metrics) RecordDeferral(controller string, expired bool) {
+	if m == nil {
+		return
+	}
+	outcome := "deferred"
+	if expired {
+		outcome = "expired"
+	}
+	m.deferrals.WithLabelValues(controller, outcome).Inc()
 }
 
 // errorKindLabel is the error_kind label value of k: its name in lower

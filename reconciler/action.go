@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -59,6 +60,17 @@ func (a Action) String() string {
 	return fmt.Sprintf("requeue after %s", a.after)
 }
 
+// StalledRetry is the interval on which kopgo's reconcile loop looks again
+// at a Stalled object (a terminal failure) although nothing changed: a
+// terminal verdict is a claim about the spec, and one made by mistake (an
+// API server that answered 422 while part of it was starting, a name that
+// someone else held and has since released) must not last forever.
+//
+// A plain controller-runtime reconciler gets the same retry by asking for
+// it with the failure: Result(RequeueAfter(StalledRetry), err) (see
+// [Result]).
+const StalledRetry = 10 * time.Minute
+
 // Result maps an Action and an error to what a plain controller-runtime
 // reconciler returns, so that a kubebuilder reconciler that uses kopgo's
 // helpers behaves as kopgo's own loop does:
@@ -66,15 +78,29 @@ func (a Action) String() string {
 //   - no error: the requeue as asked (ctrl.Result{RequeueAfter: d}, or a
 //     rate-limited requeue for [Requeue]); controller-runtime counts it as
 //     a success or a requeue, never as an error;
-//   - a terminal error (koperrors.IsTerminal) without a requeue: the error,
-//     which controller-runtime counts as terminal and does not retry;
-//   - a terminal error with a requeue: the requeue and no error, since
-//     controller-runtime drops the result of a reconcile that returns an
-//     error: the schedule goes on (record the failure in status with
-//     status.SetError, which shows Stalled);
+//   - a terminal error ([koperrors.IsTerminal]: marked Terminal, a 422
+//     naming a field, an apply.TakeoverError) with [Done] or [Requeue]:
+//     the error as reconcile.TerminalError, which controller-runtime logs
+//     once, counts in controller_runtime_terminal_reconcile_errors_total
+//     and does not retry: the object is reconciled again when it, or
+//     something it watches, changes. A [Requeue] is dropped, since
+//     retrying at once is what terminal rules out;
+//   - a terminal error with [RequeueAfter] d: ctrl.Result{RequeueAfter: d}
+//     and no error, since controller-runtime drops the result of a
+//     reconcile that returns an error: the schedule goes on (a CronJob
+//     whose Job was refused still runs its next schedule), and
+//     controller-runtime counts a requeue, not an error. Record the
+//     failure in status with status.SetError, which shows Stalled;
 //   - any other error: the error, retried with controller-runtime's
 //     backoff (a delay asked for with it needs kopgo's loop or a rate
 //     limiter of your own).
+//
+// controller-runtime cannot both count a terminal error and requeue, so
+// kopgo's loop, which owns its queue, retries a Stalled object after
+// [StalledRetry] on its own, and Result cannot. To keep that retry in a
+// plain reconciler, ask for it with the failure:
+//
+//	return reconciler.Result(reconciler.RequeueAfter(reconciler.StalledRetry), err)
 //
 // In a Reconcile method:
 //
@@ -84,8 +110,13 @@ func (a Action) String() string {
 //	return reconciler.Result(action, err)
 func Result(a Action, err error) (reconcile.Result, error) {
 	switch {
-	case err != nil && (!koperrors.IsTerminal(err) || !a.requeue):
+	case err != nil && !koperrors.IsTerminal(err):
 		return reconcile.Result{}, err
+	case err != nil && (!a.requeue || a.after == 0):
+		if errors.Is(err, reconcile.TerminalError(nil)) {
+			return reconcile.Result{}, err
+		}
+		return reconcile.Result{}, reconcile.TerminalError(err) // a 422 naming a field, say
 	case !a.requeue:
 		return reconcile.Result{}, nil
 	case a.after > 0:

@@ -59,10 +59,22 @@
 //   - An optimistic-lock 409 Conflict: retried promptly through the rate
 //     limiter (its backoff starts at 5 ms), without a log line or status
 //     write; the fourth in a row is a failure like any other below.
-//   - Any other error (AlreadyExists included): Ready=False,
-//     Reconciling=True, retried with exponential backoff, after the
-//     Action's delay if one was returned with it, or per the
-//     [ErrorPolicy] hook (a fixed delay is one line).
+//   - Any other error (AlreadyExists included): Ready=False and
+//     Reconciling=True, with the error's kind as reason and its message;
+//     the status the reconciler set besides (an ID it recorded) is written
+//     too. Retried after the delay of the Action returned with it
+//     (reconciler.RequeueAfter(d), err: d instead of the backoff, from the
+//     first failure on), else after the [ErrorPolicy] hook's delay (it
+//     sees how many times in a row the object failed), else with
+//     exponential backoff (5 ms doubling to 5 minutes). Only the API
+//     server's own unavailability (an error of kind Unavailable or Timeout
+//     from a request to it: a Kubernetes API status, or a failed connection
+//     to its host and port) is retried within 3 s at most, so that an
+//     outage ends promptly; the same kinds from an external system (a
+//     refused connection, a provider's 503 as koperrors.Unavailable) back
+//     off exponentially. The first retry may come a few milliseconds later
+//     than asked: it waits until the cache shows the status just written
+//     (see Reading your own writes).
 //   - A NotFound about the object itself (it was deleted while the
 //     reconcile ran): nothing failed; no status, no event, no error.
 //   - A panic: recovered, logged with its stack, counted, and that object's
@@ -103,10 +115,18 @@
 // # Cleanup on deletion
 //
 // A Reconciler that also implements [Finalizer] gets its finalizer
-// ("kopgo.dev/<controller>" unless the Builder's FinalizerName) once there
-// is something to clean up: after a Reconcile that ended in anything but a
-// terminal failure, so a parent whose spec is invalid from the start is
-// deleted at once, without a Cleanup call. When the object is deleted,
+// ("kopgo.dev/<controller>" unless the Builder's FinalizerName) before its
+// first Reconcile runs, so that whatever Reconcile makes is covered by the
+// cleanup even if the process dies the moment after (SIGKILL, a node
+// lost): an object deleted while the operator is down waits for it, and
+// gets its Cleanup when the operator is back. An object whose spec is
+// invalid from the start loses the finalizer again: when the reconcile
+// that added it ends in a terminal failure, the finalizer is removed (a
+// terminal failure is a verdict that nothing could be done, so nothing
+// needs undoing), and the object is deleted at once, without a Cleanup
+// call. Deleted while the operator is down, such an object goes at once
+// too; one that was ever reconciled without a terminal failure keeps the
+// finalizer until its Cleanup finished. When the object is deleted,
 // Cleanup runs instead of Reconcile:
 //
 //   - [Done], nil: finished; only the framework's finalizer is removed
@@ -120,13 +140,57 @@
 //     the finalizer from metadata.finalizers by hand to let the object go
 //     without its cleanup (kubectl edit).
 //
-// Cleanup may run more than once (a crash between cleanup and the
-// finalizer's removal): make its side effects idempotent. If the object is
-// deleted while a Reconcile runs, before its finalizer is on, the Cleanup
-// runs at once with the state Reconcile worked on. kube-apiserver can also
-// delete an object whose finalizer it has just accepted
-// (kubernetes/kubernetes#77988); the Builder watches deletions, and such
-// an object's Cleanup runs from its last known state.
+// One deletion, one Cleanup that reports done: once it has, it is not run
+// again for that object (its UID), whatever a queued reconcile or the
+// delete event still shows. It runs again only after a failure, a
+// requeue it asked for, or when the process died between the cleanup and
+// the finalizer's removal: make its side effects idempotent (a delete
+// that finds nothing is done). kube-apiserver can delete an object whose
+// finalizer it has just accepted (kubernetes/kubernetes#77988); the
+// Builder watches deletions, and such an object's Cleanup runs from its
+// last known state.
+//
+// # Reading your own writes
+//
+// A Reconcile or Cleanup never runs on an object older than the last
+// write this process made to it: the loop's finalizer patches, its status
+// write, and the reconciler's own Update and Patch of the object (and of
+// its status) through Env.Client. The informer's cache learns of a write
+// a few milliseconds after it; a reconcile that would read the object
+// before that is deferred (looked at again after 5 ms, doubling to 500
+// ms), that one object only, until the cache shows the write. The wait is
+// bounded: after 10 s the reconcile runs on what the cache has, and logs
+// it. Deferrals are counted in kopgo_reconcile_deferred_total{controller,
+// outcome="deferred"|"expired"}. So an ID a Reconcile minted and put in
+// status is there on the next Reconcile, and a Cleanup that finished is
+// not run again on a cached copy that still shows the finalizer.
+//
+// Not covered: writes to other objects (a child, a Secret; read them with
+// Env.Reader when a stale read would cost), writes through server-side
+// apply with an apply configuration (Env.Client.Apply), and writes by
+// other processes. The status write is a forced server-side apply of the
+// status the reconcile set: fields another writer owns stay as they are,
+// and a field both write takes kopgo's value (a reconcile that read a
+// status older than someone else's write, which the loop cannot see,
+// replaces that writer's value of a field the reconciler sets).
+//
+// A write of the loop's own does not cost a second reconcile: the update
+// events of its finalizer patch and status write, which the reconcile that
+// made them already accounted for, are dropped (an event that shows
+// anyone else's change too is kept). So a new object is reconciled once,
+// and a delay returned with a failure is the delay until the next try.
+// The same holds for the children a Reconcile applies with Env.Applier,
+// of the kinds the controller watches (Owns, an [Owner]'s kinds): the
+// create or update event its own apply causes does not reconcile the
+// parent again, since the reconcile holds what the apply returned (read
+// it from the apply's Result, e.g. Result.Into, rather than from the cache
+// before applying). A child's change by anyone else (the Deployment
+// controller's status, an edit to revert, a deletion) still does. [Sync]
+// is the exception: its function observes the children in the cache, so
+// the events of Sync's own applies reconcile the parent again, and the
+// next call observes what was written. The reconciler's own writes to the
+// object through Env.Client also reconcile it again, as any change does (a
+// status-only change does not, see the controller Builder's Predicates).
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler
@@ -189,6 +253,26 @@
 // pruned. Rename the child or remove the object, then touch the parent (the
 // object is not the parent's, so its deletion does not wake the parent; the
 // manager's resync period does, eventually).
+//
+// A refusal's error, as returned by Reconcile, holds an
+// [*apply.TakeoverError] (errors.As tells it; its Controller says whose the
+// object is, nil for an orphan), whether Sync refused the child itself or
+// the Applier refused it on create: a taken name is one verdict, terminal
+// and shown as Stalled, wherever it is met.
+//
+// Nothing is written into a namespace Sync does not own. A desired child
+// in a namespace that is itself a desired Namespace child depends on that
+// Namespace, as if by [DependsOn]: it is applied only once the Namespace
+// is the parent's and ready, so Namespaces are applied first whatever the
+// sync function's order. When the Namespace is refused (it exists, and is
+// someone else's), no child in it is written, and the parent is Stalled
+// with the refusal and a second terminal error naming the children held
+// back ("desired children RoleBinding team-a/edit, ResourceQuota
+// team-a/quota not written: they are in namespace team-a, which is not
+// this Tenant's: ..."); when it is being deleted, its children wait, with
+// the parent Reconciling, until it is gone and created again. (A child in
+// a namespace that is not among the desired children is written there:
+// naming it is the sync function's choice.)
 //
 // An object with no controller reference at all (an orphan: created by
 // hand, or left by `kubectl delete --cascade=orphan`) is adopted only with
@@ -261,6 +345,10 @@
 // exists, a Deployment once rolled out): until then the parent is
 // Reconciling, naming the child that waits and what for, and children no
 // longer desired are not pruned. Pruning does not follow dependencies.
+// A child in a namespace that is itself a desired Namespace depends on it
+// without DependsOn (see "Sync: objects it did not create"); a child that
+// depends on a child Sync refused is not written either, and the parent's
+// Stalled message names it.
 //
 // # Sync: readiness
 //

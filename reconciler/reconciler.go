@@ -38,8 +38,9 @@ func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) (Action, error)
 // Reconciler's method set, so a type that embeds another Reconciler (a
 // *[Syncer]) and defines Cleanup gets it.
 //
-// The framework adds its finalizer once there is something to clean up:
-// after a Reconcile that ended in anything but a terminal failure (an
+// The framework adds its finalizer before the first Reconcile, so that a
+// crash right after Reconcile made something leaves it covered, and
+// removes it again when that Reconcile ends in a terminal failure (an
 // object whose spec is invalid from the start is deleted at once, without
 // a Cleanup call). Once the object is being deleted, Cleanup runs instead
 // of Reconcile: [Done] with a nil error means finished, and only the
@@ -47,22 +48,37 @@ func (f Func[T]) Reconcile(ctx context.Context, obj T, env *Env) (Action, error)
 // (look again then, nothing failed); a failure is retried with backoff and
 // shown in Ready; a terminal failure shows Stalled=True naming the
 // finalizer and how to let the object go (see the package documentation,
-// section Cleanup on deletion). Cleanup may run more than once for one
-// deletion: make it idempotent.
+// section Cleanup on deletion). Once Cleanup reported done, it is not
+// run again for the object; it may run again after a failure or a crash
+// between its return and the finalizer's removal: make it idempotent.
 type Finalizer[T client.Object] interface {
 	Cleanup(ctx context.Context, obj T, env *Env) (Action, error)
 }
 
 // ErrorPolicy is an optional hook that chooses when a failed reconcile is
-// retried. Return 0 for controller-runtime's exponential backoff (the
-// default without the hook). A fixed delay is one line:
+// retried. failures is how many reconciles of obj have failed in a row,
+// this one included (1 on the first failure; a success resets it). Return
+// 0 for the loop's exponential backoff (the default without the hook: 5
+// ms doubling to 5 minutes, capped at 3 s while the failure is the API
+// server being unreachable). A fixed delay is one line:
 //
-//	func (WebApp) RetryAfter(*v1.WebApp, error) time.Duration { return 30 * time.Second }
+//	func (WebApp) RetryAfter(*v1.WebApp, error, int) time.Duration { return 30 * time.Second }
+//
+// and a backoff of one's own, for an external system with its own limits,
+// two:
+//
+//	func (DNSRecord) RetryAfter(_ *v1.DNSRecord, _ error, failures int) time.Duration {
+//		return min(time.Second<<min(failures-1, 10), 10*time.Minute)
+//	}
 //
 // A delay the reconciler returned with the failure
-// (return reconciler.RequeueAfter(d), err) wins over the policy.
+// (return reconciler.RequeueAfter(d), err) wins over the policy; the hook
+// is called all the same (with the same failures count), so a policy that
+// counts or logs sees every failure; so it is for a terminal failure and
+// an optimistic-lock conflict retried quietly, whose timing it does not
+// change. It is not called for a reconcile cut short by shutdown.
 type ErrorPolicy[T client.Object] interface {
-	RetryAfter(obj T, err error) time.Duration
+	RetryAfter(obj T, err error, failures int) time.Duration
 }
 
 // Owner is an optional hook a Reconciler implements to declare the kinds

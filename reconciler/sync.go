@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -10,6 +11,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/liveread"
+	"github.com/kopgo/kopgo/internal/writelog"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/status"
 )
@@ -151,6 +153,11 @@ type childKind struct {
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
 // [Sync] describes.
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, error) {
+	// The sync function observes the children in the cache, not what
+	// this reconcile applies: the watch events of Sync's own writes must
+	// reconcile the parent again, so that the next call observes them
+	// (kopgo's loop drops the events of writes a reconcile accounted for).
+	ctx = writelog.Without(ctx)
 	po := kopmeta.RefOf(parent)
 	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
 	kinds, labelKey, observed, byRef, err := s.observeAll(ctx, parent, env)
@@ -173,7 +180,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 	for _, c := range children {
 		r.sync(ctx, c)
 	}
-	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.waits) == 0 {
+	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.unwritten) == 0 && len(r.waits) == 0 {
 		// Keep the children that are going away until their replacements
 		// are in place: a rename that fails to apply must not leave nothing.
 		r.prune(ctx, children)
@@ -187,7 +194,7 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 			action = RequeueAfter(r.requeue)
 		}
 	}
-	if errs := append(r.errs, r.refusals...); len(errs) > 0 {
+	if errs := slices.Concat(r.errs, r.refusals, r.heldBack()); len(errs) > 0 {
 		return action, fail(errors.Join(errs...))
 	}
 	return action, nil

@@ -286,8 +286,10 @@ func TestSyncDisownsObjectCreatedWhileItCreated(t *testing.T) {
 			got := theirs.DeepCopy()
 			get(t, got)
 			if applierSees {
-				if err == nil || koperrors.IsTerminal(err) || !strings.Contains(err.Error(), "the object exists and has no controller") {
-					t.Errorf("Reconcile = %v, want the Applier's refusal", err)
+				// A taken name is one verdict wherever it is met: the
+				// Applier's refusal is terminal (Stalled) as Sync's own.
+				if err == nil || !koperrors.IsTerminal(err) || !strings.Contains(err.Error(), `the object exists, written by "someone", and has no controller`) {
+					t.Errorf("Reconcile = %v, want the Applier's terminal refusal naming the writer", err)
 				}
 				if got.ResourceVersion != theirs.ResourceVersion {
 					t.Errorf("the object was written: owners %v, labels %v, data %v", got.OwnerReferences, got.Labels, got.Data)

@@ -94,7 +94,10 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 }
 
 // resolveDependencies turns each child's DependsOn objects into refs of
-// other desired children.
+// other desired children. A child in a namespace that is itself a desired
+// child depends on that Namespace without saying so: it is not written
+// until the Namespace is the parent's and ready, so never into a namespace
+// someone else holds or one being deleted.
 func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild) error {
 	want := sets.New[kopmeta.ObjectRef]()
 	for _, c := range children {
@@ -102,6 +105,9 @@ func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[
 	}
 	for i := range children {
 		c := &children[i]
+		if ns := namespaceRef(c.ref.Namespace); c.ref.Namespace != "" && want.Has(ns) {
+			c.deps = append(c.deps, ns)
+		}
 		for _, d := range c.opts.DependsOn {
 			d, _ := unwrapChild(d)
 			if d == nil {
@@ -130,6 +136,9 @@ func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[
 	}
 	return nil
 }
+
+// namespaceRef is the ref of the Namespace named ns.
+func namespaceRef(ns string) kopmeta.ObjectRef { return kopmeta.ObjectRef{Kind: "Namespace", Name: ns} }
 
 // dependencyOrder orders children so that each comes after the children it
 // depends on, keeping the sync function's order otherwise; a cycle is a

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -64,7 +66,12 @@ type syncRun[T client.Object] struct {
 	kindDefaults map[schema.GroupKind]ChildOptions
 	errs         []error
 	refusals     []error
-	requeue      time.Duration
+	// refused are the desired children Sync refused (taken names), and
+	// unwritten the children not written because they depend on one,
+	// such as children in a Namespace that is someone else's.
+	refused   sets.Set[kopmeta.ObjectRef]
+	unwritten map[kopmeta.ObjectRef][]kopmeta.ObjectRef // refused child -> children held back
+	requeue   time.Duration
 }
 
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
@@ -75,6 +82,8 @@ func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []child
 		// a child it did not see, create lets the Applier check.
 		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
 		ready:        map[kopmeta.ObjectRef]bool{},
+		refused:      sets.New[kopmeta.ObjectRef](),
+		unwritten:    map[kopmeta.ObjectRef][]kopmeta.ObjectRef{},
 		changes:      map[string][]string{},
 		kindDefaults: make(map[schema.GroupKind]ChildOptions, len(kinds)),
 	}
@@ -97,6 +106,14 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 	// again (CreateOnce, OnDelete, a RunOnce child of its current run)
 	// waits for nothing.
 	if existing == nil || c.opts.Update.writesExisting() || !sameRun(c, existing) {
+		for _, d := range c.deps {
+			if r.refused.Has(d) {
+				// Refused for good: what depends on it (a child in a
+				// Namespace someone else holds) is not written either.
+				r.unwritten[d] = append(r.unwritten[d], c.ref)
+				return
+			}
+		}
 		for _, d := range c.deps {
 			if !r.ready[d] {
 				r.wait("WaitingForDependency", fmt.Sprintf("%s waits for %s to be ready", c.ref, d), 0)
@@ -121,14 +138,14 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 			c.ref, ctrl.Kind, ctrl.Name), deletionPoll)
 		return
 	case ctrl != nil:
-		r.refusals = append(r.refusals, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
+		r.refuse(c, ctrl, fmt.Sprintf(
 			"desired child %s: the object of that name is controlled by %s %s (uid %s), not by this %s: Sync never takes over an object it did not create; rename the child or remove that object",
-			c.ref, ctrl.Kind, ctrl.Name, ctrl.UID, r.parentGVK.Kind)))
+			c.ref, ctrl.Kind, ctrl.Name, ctrl.UID, r.parentGVK.Kind))
 		return
 	case !c.opts.AdoptOrphans:
-		r.refusals = append(r.refusals, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid,
+		r.refuse(c, nil, fmt.Sprintf(
 			"desired child %s: the object of that name has no controller and Sync never takes over an object it did not create; adopt it with reconciler.AdoptOrphans(true), rename the child or remove that object",
-			c.ref)))
+			c.ref))
 		return
 	default:
 		r.update(ctx, c, existing, verbAdopted)
@@ -144,6 +161,48 @@ func (r *syncRun[T]) sync(ctx context.Context, c preparedChild) {
 	default:
 		r.update(ctx, c, existing, verbUpdated)
 	}
+}
+
+// refuse records Sync's refusal of child c, whose name an object with
+// controller ctrl (nil: none) holds. The error's chain holds an
+// [*apply.TakeoverError], as the Applier's own refusal does, so that one
+// errors.As tells a taken name wherever it was met.
+func (r *syncRun[T]) refuse(c preparedChild, ctrl *metav1.OwnerReference, message string) {
+	terr := &apply.TakeoverError{Controller: ctrl}
+	if own := metav1.GetControllerOfNoCopy(c.obj); own != nil {
+		terr.Owner = *own
+	}
+	r.refused.Insert(c.ref)
+	r.refusals = append(r.refusals, koperrors.Terminal(&koperrors.Error{Kind: koperrors.Invalid, Err: &refusal{message: message, cause: terr}}))
+}
+
+// refusal is Sync's message for a refused child, over the
+// [*apply.TakeoverError] that says whose the object is.
+type refusal struct {
+	message string
+	cause   *apply.TakeoverError
+}
+
+func (e *refusal) Error() string { return e.message }
+func (e *refusal) Unwrap() error { return e.cause }
+
+// heldBack returns, for each refused child that others depend on, the
+// terminal error that says they were not written.
+func (r *syncRun[T]) heldBack() []error {
+	refs := slices.SortedFunc(maps.Keys(r.unwritten), kopmeta.ObjectRef.Compare)
+	out := make([]error, 0, len(refs))
+	for _, d := range refs {
+		names := make([]string, len(r.unwritten[d]))
+		for i, c := range r.unwritten[d] {
+			names[i] = c.String()
+		}
+		why := "they depend on " + d.String() + ", which Sync refused"
+		if d.Group == "" && d.Kind == "Namespace" {
+			why = "they are in namespace " + d.Name + ", which is not this " + r.parentGVK.Kind + "'s: Sync never writes into a namespace it does not own"
+		}
+		out = append(out, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "desired children %s not written: %s", strings.Join(names, ", "), why)))
+	}
+	return out
 }
 
 // find returns the object of c's name: the observed child, else the
@@ -215,6 +274,9 @@ func (r *syncRun[T]) create(ctx context.Context, c preparedChild) {
 		return
 	}
 	if err != nil {
+		if terr, ok := errors.AsType[*apply.TakeoverError](err); ok && koperrors.IsTerminal(terr) {
+			r.refused.Insert(c.ref)
+		}
 		r.errs = append(r.errs, err)
 		return
 	}

@@ -109,6 +109,9 @@
 //	StatefulSet pods ready, not available   InProgress Unavailable   Current
 //	DaemonSet OnDelete, pods not updated    Current Available        InProgress
 //	Deployment counts met, conditions lag   Current Available        InProgress until Available=True
+//	Deployment paused, fully rolled out     Current Available        InProgress (Progressing=Unknown)
+//	ReplicaSet scaled to 0, status unset    InProgress NoStatus      Current
+//	DaemonSet status all zero, typed        InProgress NoStatus      Current (0 of 0)
 //	Ready=True for an older generation      InProgress               Current
 //	Stalled=True and Reconciling=True       Failed Stalled           the first in the list
 //	metadata only, or unreadable status     InProgress               an error
@@ -135,7 +138,24 @@
 //     likewise means no update will come by itself.
 //   - A Deployment is read from its counts, as `kubectl rollout status`
 //     does; its Available and Progressing conditions follow the same
-//     counts one sync later.
+//     counts one sync later. A paused Deployment whose every replica is
+//     updated and available has nothing left to roll out, so it is
+//     Current; kstatus waits for Progressing=True with reason
+//     NewReplicaSetAvailable, which the deployment controller does not
+//     set while the Deployment is paused (Progressing=Unknown,
+//     DeploymentPaused), so kstatus reads it InProgress until it is
+//     resumed. One paused mid-rollout is InProgress ("Paused") in both.
+//   - What is not read is not ready: a ReplicaSet whose controller has
+//     not written its status (no status.replicas, which it always writes)
+//     is InProgress even when scaled to 0, where kstatus, reading absent
+//     numbers as 0, calls it Current. A DaemonSet without
+//     desiredNumberScheduled is InProgress in both; a typed one whose
+//     status is all zero (no observedGeneration either: never written,
+//     since the controller always writes it) is InProgress too, where
+//     kstatus reads the zeros its conversion writes as "0 of 0". Ready counts are read
+//     as kstatus reads them: fewer ready pods or replicas than wanted is
+//     InProgress ("NotReady") even when the available count says
+//     otherwise.
 //   - Ready observed for an older generation says nothing about the
 //     current spec; Stalled is the stronger claim of the two.
 //   - A status that was not read, or not understood, is not a ready one.

@@ -36,8 +36,10 @@ func Begin(obj Setter) (read []metav1.Condition) {
 // The rules, one place for kopgo's loop, reconciler.Sync and plain
 // reconcilers alike:
 //
-//   - err is terminal ([koperrors.IsTerminal]: marked Terminal, or a 422
-//     naming a field): Stalled=True and Ready=False with the error's kind
+//   - err is terminal ([koperrors.IsTerminal]: marked Terminal, a 422
+//     naming a field, or a verdict that says it is terminal, such as the
+//     Applier's refusal to take over an object someone else holds):
+//     Stalled=True and Ready=False with the error's kind
 //     as reason and its text as message, Reconciling removed; the
 //     generation is settled, so observedGeneration is stamped.
 //   - any other err: Ready=False and Reconciling=True with the error's kind

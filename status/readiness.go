@@ -77,11 +77,16 @@ type Readiness struct {
 //     partition, currentRevision equals updateRevision ("RollingOut").
 //     The OnDelete strategy waits for no update. Then Current
 //     ("Available").
-//   - DaemonSet: InProgress ("Scaling", "RollingOut", "Unavailable") until
-//     a pod runs, is updated (except with OnDelete) and is available on
-//     every node that should run one; then Current ("Available").
-//   - ReplicaSet: InProgress ("ReplicaFailure" when pods cannot be
-//     created, "Scaling", "Unavailable") until replicas and
+//   - DaemonSet: InProgress ("NoStatus") while its status lacks
+//     desiredNumberScheduled (or, typed, is empty): its controller has not
+//     written it; then InProgress ("Scaling", "RollingOut", "NotReady",
+//     "Unavailable") until a pod runs, is updated (except with OnDelete),
+//     is ready and is available on every node that should run one; then
+//     Current ("Available").
+//   - ReplicaSet: InProgress ("NoStatus") while its status lacks replicas
+//     (typed: observedGeneration, replicas and conditions all unset); then
+//     InProgress ("ReplicaFailure" when pods cannot be created, "Scaling",
+//     "NotReady", "Unavailable") until replicas, readyReplicas and
 //     availableReplicas equal spec.replicas; then Current ("Available").
 //   - Job: Complete=True is Current ("Complete"), Failed=True or
 //     FailureTarget=True is Failed ("JobFailed"); a suspended Job is
@@ -118,10 +123,13 @@ type Readiness struct {
 //
 // Messages name the kind and the object, then what is awaited or what
 // went wrong, and never end in an empty "reason: " when a condition has
-// neither reason nor message.
+// neither reason nor message. A name that is empty (an object built in
+// memory, a claim bound to a volume it does not name) leaves no hole: the
+// kind alone ("CustomResourceDefinition: established"), "bound to a
+// volume".
 func ReadinessOf(obj client.Object) Readiness {
 	if ts := obj.GetDeletionTimestamp(); ts != nil {
-		return Readiness{StateTerminating, "Terminating", fmt.Sprintf("%s %s is being deleted", kindOf(obj), obj.GetName())}
+		return Readiness{StateTerminating, "Terminating", subject(kindOf(obj), obj.GetName()) + " is being deleted"}
 	}
 	if b, ok := builtinsByType[reflect.TypeOf(obj)]; ok {
 		if b.rules == nil {
@@ -136,8 +144,13 @@ func ReadinessOf(obj client.Object) Readiness {
 	case *unstructured.Unstructured:
 		gk := o.GroupVersionKind().GroupKind()
 		if typed := builtinFor(gk); typed != nil {
+			if missingStatus(gk, o.Object) && o.GetDeletionTimestamp() == nil {
+				if gen, ok := nestedInt64(o.Object, "status", "observedGeneration"); !ok || gen >= o.GetGeneration() {
+					return noStatus(gk.Kind, o.GetName())
+				}
+			}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, typed); err != nil {
-				return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", o.GetKind(), o.GetName(), err)}
+				return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s: %v", subject(o.GetKind(), o.GetName()), err)}
 			}
 			return ReadinessOf(typed)
 		}
@@ -148,7 +161,7 @@ func ReadinessOf(obj client.Object) Readiness {
 	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s %s: %v", kindOf(obj), obj.GetName(), err)}
+		return Readiness{StateInProgress, "UnreadableStatus", fmt.Sprintf("%s: %v", subject(kindOf(obj), obj.GetName()), err)}
 	}
 	gk := groupKindOf(obj)
 	if builtinFor(gk) != nil {
@@ -276,11 +289,30 @@ func kindOf(obj client.Object) string {
 }
 
 func current(kind, name string) Readiness {
-	return Readiness{StateCurrent, "Current", fmt.Sprintf("%s %s: nothing to wait for", kind, name)}
+	return Readiness{StateCurrent, "Current", subject(kind, name) + ": nothing to wait for"}
 }
 
 func inProgress(reason, kind, name, format string, args ...any) Readiness {
-	return Readiness{StateInProgress, reason, kind + " " + name + ": " + fmt.Sprintf(format, args...)}
+	return Readiness{StateInProgress, reason, subject(kind, name) + ": " + fmt.Sprintf(format, args...)}
+}
+
+// subject names an object in a message: "Deployment web", or the kind
+// alone when the name is empty (an object built in memory, a fixture), so
+// that no message has a hole ("Deployment : ...").
+func subject(kind, name string) string {
+	if name == "" {
+		return kind
+	}
+	return kind + " " + name
+}
+
+// withName appends " name" to what, or nothing when name is empty ("bound
+// to volume pv-1", "bound to a volume").
+func withName(what, name, otherwise string) string {
+	if name == "" {
+		return otherwise
+	}
+	return what + " " + name
 }
 
 // staleGeneration is the readiness of an object whose controller has not
@@ -308,7 +340,7 @@ func genericReadiness(kind, name string, gen int64, content map[string]any) Read
 	case c.Status != metav1.ConditionTrue:
 		return inProgress("NotReady", kind, name, "%s", detail("Ready="+string(c.Status), c.Reason, c.Message))
 	}
-	return Readiness{StateCurrent, "Ready", detail(kind+" "+name+" is ready", c.Reason, c.Message)}
+	return Readiness{StateCurrent, "Ready", detail(subject(kind, name)+" is ready", c.Reason, c.Message)}
 }
 
 // abnormal applies kstatus' abnormal-true conditions, which kstatus reads
@@ -319,9 +351,9 @@ func genericReadiness(kind, name string, gen int64, content map[string]any) Read
 func abnormal(kind, name string, stalled, reconciling metav1.Condition) (Readiness, bool) {
 	switch {
 	case stalled.Status == metav1.ConditionTrue:
-		return Readiness{StateFailed, "Stalled", detail(kind+" "+name+" is stalled", stalled.Reason, stalled.Message)}, true
+		return Readiness{StateFailed, "Stalled", detail(subject(kind, name)+" is stalled", stalled.Reason, stalled.Message)}, true
 	case reconciling.Status == metav1.ConditionTrue:
-		return Readiness{StateInProgress, "Reconciling", detail(kind+" "+name+": reconciling", reconciling.Reason, reconciling.Message)}, true
+		return Readiness{StateInProgress, "Reconciling", detail(subject(kind, name)+": reconciling", reconciling.Reason, reconciling.Message)}, true
 	}
 	return Readiness{}, false
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"reflect"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -58,7 +59,34 @@ func available(kind, name string, count, want int32, unit string) Readiness {
 	if count < want {
 		return inProgress("Unavailable", kind, name, "%d of %d %s available", count, want, unit)
 	}
-	return Readiness{StateCurrent, "Available", fmt.Sprintf("%s %s: %d of %d %s available", kind, name, count, want, unit)}
+	return Readiness{StateCurrent, "Available", fmt.Sprintf("%s: %d of %d %s available", subject(kind, name), count, want, unit)}
+}
+
+// noStatus is the readiness of an object whose controller has not written
+// the status fields its rules read: not ready, since what is not read is
+// not ready ("0 of 0 pods available" from an absent status is no answer).
+func noStatus(kind, name string) Readiness {
+	return inProgress("NoStatus", kind, name, "waiting for its controller to write its status")
+}
+
+// requiredStatus are the status fields, per built-in kind, that its
+// controller always writes (no omitempty in the Go type) and its rules
+// cannot do without: in an unstructured object, their absence is
+// [noStatus], where the Go type would read zero.
+var requiredStatus = map[schema.GroupKind][]string{
+	{Group: appsv1.GroupName, Kind: "DaemonSet"}:  {"desiredNumberScheduled"},
+	{Group: appsv1.GroupName, Kind: "ReplicaSet"}: {"replicas"},
+}
+
+// missingStatus reports whether content lacks a field of requiredStatus
+// for gk.
+func missingStatus(gk schema.GroupKind, content map[string]any) bool {
+	for _, f := range requiredStatus[gk] {
+		if _, ok := nestedInt64(content, "status", f); !ok {
+			return true
+		}
+	}
+	return false
 }
 
 func deploymentReadiness(d *appsv1.Deployment) Readiness {
@@ -74,7 +102,7 @@ func deploymentReadiness(d *appsv1.Deployment) Readiness {
 		// The deployment controller sets Progressing=False with this
 		// reason and keeps it until the spec changes: the rollout stopped.
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return Readiness{StateFailed, "ProgressDeadlineExceeded", fmt.Sprintf("Deployment %s: %s", d.Name, reasonMessage("progress deadline exceeded", c.Message))}
+			return Readiness{StateFailed, "ProgressDeadlineExceeded", subject(kind, d.Name) + ": " + reasonMessage("progress deadline exceeded", c.Message)}
 		}
 	}
 	want := replicasOf(d.Spec.Replicas)
@@ -89,13 +117,13 @@ func deploymentReadiness(d *appsv1.Deployment) Readiness {
 	case st.AvailableReplicas < want:
 		reason, detail = "Unavailable", fmt.Sprintf("%d of %d replicas available", st.AvailableReplicas, want)
 	default:
-		return Readiness{StateCurrent, "Available", fmt.Sprintf("Deployment %s: %d of %d replicas available", d.Name, st.AvailableReplicas, want)}
+		return Readiness{StateCurrent, "Available", fmt.Sprintf("%s: %d of %d replicas available", subject(kind, d.Name), st.AvailableReplicas, want)}
 	}
 	if d.Spec.Paused {
 		// A paused Deployment does not roll out: say so, or the reader
 		// waits for a rollout that is not coming. Not Failed: pausing is
 		// deliberate, and resuming is someone's next step.
-		return Readiness{StateInProgress, "Paused", fmt.Sprintf("Deployment %s is paused: %s", d.Name, detail)}
+		return Readiness{StateInProgress, "Paused", subject(kind, d.Name) + " is paused: " + detail}
 	}
 	return inProgress(reason, kind, d.Name, "%s", detail)
 }
@@ -130,7 +158,7 @@ func statefulSetReadiness(s *appsv1.StatefulSet) Readiness {
 				return inProgress("RollingOut", kind, s.Name, "%d of %d replicas updated (partition %d)", st.UpdatedReplicas, toUpdate, partition)
 			}
 		} else if st.CurrentRevision != st.UpdateRevision {
-			return inProgress("RollingOut", kind, s.Name, "%d of %d replicas updated to revision %s", st.UpdatedReplicas, want, st.UpdateRevision)
+			return inProgress("RollingOut", kind, s.Name, "%d of %d replicas updated%s", st.UpdatedReplicas, want, withName(" to revision", st.UpdateRevision, ""))
 		}
 	}
 	return available(kind, s.Name, st.AvailableReplicas, want, "replicas")
@@ -142,6 +170,11 @@ func daemonSetReadiness(ds *appsv1.DaemonSet) Readiness {
 	if st.ObservedGeneration < ds.Generation {
 		return staleGeneration(kind, ds.Name, ds.Generation, st.ObservedGeneration)
 	}
+	if reflect.ValueOf(st).IsZero() {
+		// No field written: the DaemonSet controller always writes
+		// observedGeneration and desiredNumberScheduled.
+		return noStatus(kind, ds.Name)
+	}
 	if r, ok := abnormalOf(kind, ds.Name, st.Conditions, daemonSetCond); ok {
 		return r
 	}
@@ -151,6 +184,11 @@ func daemonSetReadiness(ds *appsv1.DaemonSet) Readiness {
 		return inProgress("Scaling", kind, ds.Name, "%d of %d nodes run a pod", st.CurrentNumberScheduled, desired)
 	case ds.Spec.UpdateStrategy.Type != appsv1.OnDeleteDaemonSetStrategyType && st.UpdatedNumberScheduled < desired:
 		return inProgress("RollingOut", kind, ds.Name, "%d of %d pods updated", st.UpdatedNumberScheduled, desired)
+	case st.NumberReady < desired && st.NumberAvailable >= desired:
+		// Available pods are ready ones held for minReadySeconds: a
+		// status that says otherwise is not understood (kstatus:
+		// LessReady).
+		return inProgress("NotReady", kind, ds.Name, "%d of %d pods ready", st.NumberReady, desired)
 	}
 	return available(kind, ds.Name, st.NumberAvailable, desired, "pods")
 }
@@ -160,6 +198,10 @@ func replicaSetReadiness(rs *appsv1.ReplicaSet) Readiness {
 	st := rs.Status
 	if st.ObservedGeneration < rs.Generation {
 		return staleGeneration(kind, rs.Name, rs.Generation, st.ObservedGeneration)
+	}
+	if st.ObservedGeneration == 0 && st.Replicas == 0 && len(st.Conditions) == 0 {
+		// The ReplicaSet controller always writes observedGeneration.
+		return noStatus(kind, rs.Name)
 	}
 	if r, ok := abnormalOf(kind, rs.Name, st.Conditions, replicaSetCond); ok {
 		return r
@@ -182,6 +224,11 @@ func replicaSetReadiness(rs *appsv1.ReplicaSet) Readiness {
 		return inProgress("Scaling", kind, rs.Name, "%d of %d replicas created", st.Replicas, want)
 	case st.Replicas > want:
 		return inProgress("Scaling", kind, rs.Name, "%d extra replicas pending termination", st.Replicas-want)
+	case st.ReadyReplicas < want && st.AvailableReplicas >= want:
+		// As for a DaemonSet: available replicas are ready ones, so a
+		// status without readyReplicas is not understood (kstatus:
+		// LessReady).
+		return inProgress("NotReady", kind, rs.Name, "%d of %d replicas ready", st.ReadyReplicas, want)
 	}
 	return available(kind, rs.Name, st.AvailableReplicas, want, "replicas")
 }
@@ -205,9 +252,9 @@ func jobReadiness(j *batchv1.Job) Readiness {
 			if reason == "" && c.Message == "" && st.Failed > 0 {
 				reason = fmt.Sprintf("%d pods failed", st.Failed)
 			}
-			return Readiness{StateFailed, "JobFailed", detail("Job "+j.Name+" failed", reason, c.Message)}
+			return Readiness{StateFailed, "JobFailed", detail(subject(kind, j.Name)+" failed", reason, c.Message)}
 		case batchv1.JobComplete:
-			return Readiness{StateCurrent, "Complete", fmt.Sprintf("Job %s: complete, %d succeeded", j.Name, st.Succeeded)}
+			return Readiness{StateCurrent, "Complete", fmt.Sprintf("%s: complete, %d succeeded", subject(kind, j.Name), st.Succeeded)}
 		case batchv1.JobSuspended:
 			suspended = true
 		}
@@ -232,10 +279,10 @@ func pvcReadiness(pvc *corev1.PersistentVolumeClaim) Readiness {
 	}
 	switch pvc.Status.Phase {
 	case corev1.ClaimBound:
-		return Readiness{StateCurrent, "Bound", fmt.Sprintf("PersistentVolumeClaim %s: bound to volume %s", pvc.Name, pvc.Spec.VolumeName)}
+		return Readiness{StateCurrent, "Bound", subject(kind, pvc.Name) + ": bound to " + withName("volume", pvc.Spec.VolumeName, "a volume")}
 	case corev1.ClaimLost:
 		// The bound volume is gone: nothing brings it back.
-		return Readiness{StateFailed, "ClaimLost", fmt.Sprintf("PersistentVolumeClaim %s: lost its volume %s", pvc.Name, pvc.Spec.VolumeName)}
+		return Readiness{StateFailed, "ClaimLost", subject(kind, pvc.Name) + ": lost " + withName("its volume", pvc.Spec.VolumeName, "its volume")}
 	}
 	return inProgress("Pending", kind, pvc.Name, "waiting for a volume")
 }
@@ -254,7 +301,7 @@ func serviceReadiness(svc *corev1.Service) Readiness {
 			// Traffic to the external IPs reaches the Service whether a
 			// load balancer ever answers or not (Helm's rule too): waiting
 			// for an ingress address could wait forever.
-			return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: reachable at external IP %s", svc.Name, svc.Spec.ExternalIPs[0])}
+			return Readiness{StateCurrent, "Ready", subject(kind, svc.Name) + ": reachable at " + withName("external IP", svc.Spec.ExternalIPs[0], "its external IPs")}
 		}
 		return inProgress("Pending", kind, svc.Name, "waiting for a load balancer address")
 	}
@@ -262,7 +309,7 @@ func serviceReadiness(svc *corev1.Service) Readiness {
 	if addr == "" {
 		addr = ingress[0].Hostname
 	}
-	return Readiness{StateCurrent, "Ready", fmt.Sprintf("Service %s: load balancer at %s", svc.Name, addr)}
+	return Readiness{StateCurrent, "Ready", subject(kind, svc.Name) + ": " + withName("load balancer at", addr, "load balancer ready")}
 }
 
 // crdGroupKind is the kind of a CustomResourceDefinition.
@@ -281,16 +328,16 @@ func crdReadiness(name string, content map[string]any) Readiness {
 		return r
 	}
 	if c, ok := conds["NamesAccepted"]; ok && c.Status == metav1.ConditionFalse {
-		return Readiness{StateFailed, "NamesNotAccepted", detail(kind+" "+name+": names not accepted", c.Reason, c.Message)}
+		return Readiness{StateFailed, "NamesNotAccepted", detail(subject(kind, name)+": names not accepted", c.Reason, c.Message)}
 	}
 	c, ok := conds["Established"]
 	switch {
 	case !ok:
 		return inProgress("Establishing", kind, name, "waiting for the API server to establish it")
 	case c.Status == metav1.ConditionTrue:
-		return Readiness{StateCurrent, "Established", fmt.Sprintf("%s %s: established", kind, name)}
+		return Readiness{StateCurrent, "Established", subject(kind, name) + ": established"}
 	case c.Status == metav1.ConditionFalse && c.Reason != "Installing":
-		return Readiness{StateFailed, "NotEstablished", detail(kind+" "+name+": not established", c.Reason, c.Message)}
+		return Readiness{StateFailed, "NotEstablished", detail(subject(kind, name)+": not established", c.Reason, c.Message)}
 	}
 	return inProgress("Establishing", kind, name, "%s", detail("being established", c.Reason, c.Message))
 }

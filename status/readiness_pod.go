@@ -28,7 +28,7 @@ func podReadiness(p *corev1.Pod) Readiness {
 	}
 	switch st.Phase {
 	case corev1.PodSucceeded:
-		return Readiness{StateCurrent, "Succeeded", fmt.Sprintf("Pod %s: succeeded", p.Name)}
+		return Readiness{StateCurrent, "Succeeded", subject(kind, p.Name) + ": succeeded"}
 	case corev1.PodFailed:
 		// kstatus calls a failed Pod Current (it completed); a Pod that
 		// failed does not run again, which is what a reader waits for.
@@ -42,7 +42,7 @@ func podReadiness(p *corev1.Pod) Readiness {
 	}
 	for _, c := range st.Conditions {
 		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return Readiness{StateCurrent, "Ready", fmt.Sprintf("Pod %s is ready", p.Name)}
+			return Readiness{StateCurrent, "Ready", subject(kind, p.Name) + " is ready"}
 		}
 	}
 	if cs := crashLooping(st); cs != nil {
@@ -50,7 +50,7 @@ func podReadiness(p *corev1.Pod) Readiness {
 		// container with a growing back-off, and a reader waiting for
 		// the Pod would wait for good. Not final: once the container
 		// stays up and the Pod is ready, it reads Current again.
-		return Readiness{StateFailed, "CrashLoopBackOff", fmt.Sprintf("Pod %s: %s", p.Name, crashDetail(cs))}
+		return Readiness{StateFailed, "CrashLoopBackOff", subject(kind, p.Name) + ": " + crashDetail(cs)}
 	}
 	if st.Phase == corev1.PodPending || st.Phase == "" {
 		// A Pod runs on a node: PodScheduled=False on a running Pod is
@@ -64,7 +64,7 @@ func podReadiness(p *corev1.Pod) Readiness {
 	detail := "not ready"
 	for _, cs := range containerStatuses(st) {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" {
-			detail = fmt.Sprintf("container %s waiting: %s", cs.Name, w.Reason)
+			detail = subject("container", cs.Name) + " waiting: " + w.Reason
 			break
 		}
 	}
@@ -95,7 +95,7 @@ func crashLooping(st corev1.PodStatus) *corev1.ContainerStatus {
 // and how it last ended.
 func crashDetail(cs *corev1.ContainerStatus) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "container %s is crash-looping (%d restarts", cs.Name, cs.RestartCount)
+	fmt.Fprintf(&b, "%s is crash-looping (%d restarts", subject("container", cs.Name), cs.RestartCount)
 	if t := cs.LastTerminationState.Terminated; t != nil {
 		fmt.Fprintf(&b, ", last exit code %d", t.ExitCode)
 		if t.Reason != "" {
@@ -112,9 +112,9 @@ func exitOf(st corev1.PodStatus) string {
 	for _, cs := range containerStatuses(st) {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
 			if t.Reason == "" {
-				return fmt.Sprintf("container %s exited with code %d", cs.Name, t.ExitCode)
+				return fmt.Sprintf("%s exited with code %d", subject("container", cs.Name), t.ExitCode)
 			}
-			return fmt.Sprintf("container %s exited with code %d (%s)", cs.Name, t.ExitCode, t.Reason)
+			return fmt.Sprintf("%s exited with code %d (%s)", subject("container", cs.Name), t.ExitCode, t.Reason)
 		}
 	}
 	return ""

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	koperrors "github.com/kopgo/kopgo/errors"
@@ -111,22 +113,60 @@ func classify(a attempt, o Options) decision {
 	if requeue && after > 0 {
 		d.retry = after // asked for with the failure: wins over the policy
 	}
-	kind := koperrors.KindOf(err)
-	d.transient = kind == koperrors.Unavailable || kind == koperrors.Timeout
+	d.transient = fromAPIServerOutage(err, o.APIServer)
 	return d
+}
+
+// fromAPIServerOutage reports whether err is the API server being
+// unreachable or overloaded (kind Unavailable or Timeout, and from a
+// request to the API server): such a failure is retried within
+// [transientMax], since the server's return is what the controller waits
+// for. The same kinds from anywhere else (an external host refusing
+// connections, a provider's 503, a reconcile's own deadline) back off
+// exponentially, so that a system that is down is not asked every few
+// seconds per object. A request to the API server is told by its
+// Kubernetes API status (a 503 or 504 from it, or from an aggregated API
+// behind it) or by the URL of a failed connection, whose host is
+// apiServer.
+func fromAPIServerOutage(err error, apiServer string) bool {
+	kind := koperrors.KindOf(err)
+	if kind != koperrors.Unavailable && kind != koperrors.Timeout {
+		return false
+	}
+	var to *timeoutError
+	if errors.As(err, &to) {
+		return false // the reconcile's own deadline
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return true
+	}
+	if ue, ok := errors.AsType[*url.Error](err); ok && apiServer != "" {
+		u, perr := url.Parse(ue.URL)
+		return perr == nil && u.Host == hostOf(apiServer)
+	}
+	return false
+}
+
+// hostOf is the host (and port) of a rest.Config's Host, which may be a
+// URL or a bare host:port.
+func hostOf(h string) string {
+	if u, err := url.Parse(h); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return h
 }
 
 // settle combines a decision with the status write's error into the
 // final outcome. A failed status write fails the reconcile whatever the
 // decision was, so it is retried with backoff until status is written.
-func settle(d decision, werr error) decision {
+func settle(d decision, werr error, apiServer string) decision {
 	if werr == nil {
 		return d
 	}
 	d.result, d.err, d.crErr = telemetry.ResultError, werr, werr
 	d.cr, d.self, d.terminal = reconcile.Result{}, 0, false
-	kind := koperrors.KindOf(werr)
-	d.retry, d.transient = 0, kind == koperrors.Unavailable || kind == koperrors.Timeout
+	d.retry, d.transient = 0, fromAPIServerOutage(werr, apiServer)
 	d.statusFailed = true
 	return d
 }

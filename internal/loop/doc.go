@@ -4,9 +4,11 @@
 //
 // One reconcile runs one way, and no step revisits an earlier one:
 //
-//	read       the object from the cache (gone: a pending cleanup, or nothing)
-//	run        status.Begin, then Cleanup (being deleted) or Reconcile, under a
-//	           deadline with panics recovered; the finalizer protocol
+//	read       the object from the cache (gone: a pending cleanup, or nothing);
+//	           older than our own last write to it: deferred (ownwrites.go)
+//	run        the finalizer before the first Reconcile, status.Begin, then
+//	           Cleanup (being deleted) or Reconcile, under a deadline with
+//	           panics recovered; the rest of the finalizer protocol
 //	observe    whether a NotFound or a failed finalizer add means the object is gone
 //	classify   the outcome into a decision (pure: classify)
 //	write      status.Finish and one status patch, if the decision says so

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,13 +24,6 @@ import (
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
 )
-
-// StalledRetry is how long a Stalled object (a terminal failure) waits
-// before it is reconciled again although nothing changed: a terminal
-// verdict is a claim about the spec, and one made by mistake (a server
-// that answered 422 while part of it was still starting) must not last
-// forever.
-const StalledRetry = 10 * time.Minute
 
 // quietConflicts is how many optimistic-lock conflicts in a row an object
 // may meet before the next one is treated as a failure: logged, counted as
@@ -48,12 +42,20 @@ type Options struct {
 	StatusTimeout time.Duration
 	// FinalizerName is the finalizer of the Finalizer hook.
 	FinalizerName string
-	// StalledRetry overrides [StalledRetry]; 0 keeps it.
+	// StalledRetry overrides reconciler.StalledRetry, how long a Stalled
+	// object (a terminal failure) waits before it is reconciled again
+	// although nothing changed; 0 keeps it.
 	StalledRetry time.Duration
 	// Metrics records reconciles; nil: observability.Default().
 	Metrics *observability.Metrics
 	// Tracer traces reconciles; nil: no tracing.
 	Tracer trace.Tracer
+	// APIServer is the API server's host (rest.Config.Host): an error of
+	// kind Unavailable or Timeout from a request to it backs off no longer
+	// than [transientMax], while one from anywhere else (an external
+	// system the reconciler calls) backs off exponentially. "": only
+	// errors carrying a Kubernetes API status count as the API server's.
+	APIServer string
 	// Selector limits the controller to objects whose labels match; nil:
 	// every object. An object outside it is not reconciled, whatever
 	// event enqueued it (an owned child's, a watch's), unless it is being
@@ -70,15 +72,23 @@ type Loop[T client.Object] struct {
 	cleanup reconciler.Finalizer[T] // nil: no finalizer
 	policy  reconciler.ErrorPolicy[T]
 	env     *reconciler.Env
-	o       Options
-	limiter *rateLimiter
-	workers *workers
+	// client is the Env's client as given, for the loop's own writes;
+	// env.Client logs the reconciler's writes to the object (ownwrites.go).
+	client client.Client
+	writes *ownWrites
+	// children logs the writes of children, per watched child kind (set
+	// up before the controller starts, read-only after).
+	children map[schema.GroupKind]*ownWrites
+	cleaned  *uidSet // UIDs whose cleanup finished
+	o        Options
+	limiter  *rateLimiter
+	workers  *workers
 
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
 
 	mu        sync.Mutex
-	conflicts map[reconcile.Request]int           // optimistic-lock conflicts in a row
+	streaks   map[reconcile.Request]streak        // failures in a row
 	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
 	// finalized holds the UIDs this process added its finalizer to, and
 	// lastState the last state of such objects deleted without a cleanup
@@ -112,7 +122,7 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		o.FinalizerName = "kopgo.dev/" + name
 	}
 	if o.StalledRetry <= 0 {
-		o.StalledRetry = StalledRetry
+		o.StalledRetry = reconciler.StalledRetry
 	}
 	if o.Tracer == nil {
 		o.Tracer = telemetry.Tracer(nil)
@@ -128,14 +138,23 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		env.Recorder = nopRecorder{}
 	}
 	l := &Loop[T]{
-		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, env: env, o: o,
+		name: name, kind: kopmeta.RefOf(p).Kind, proto: p, r: r, o: o,
+		client:    env.Client,
+		cleaned:   newUIDSet(cleanedMemory),
 		limiter:   newRateLimiter(),
-		conflicts: map[reconcile.Request]int{},
+		streaks:   map[reconcile.Request]streak{},
+		children:  map[schema.GroupKind]*ownWrites{},
 		abandoned: map[reconcile.Request]chan struct{}{},
 		workers:   newWorkers(),
 		finalized: map[types.UID]struct{}{},
 		lastState: map[reconcile.Request]T{},
 	}
+	l.writes = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
+	// The reconciler's writes to its objects through env.Client are
+	// logged (read your own writes); the Env stays the caller's, so that
+	// what it changes later (CompleteKinds, say) holds for the loop too.
+	env.Client = &loggingClient[T]{Client: env.Client, writes: l.writes}
+	l.env = env
 	if f, ok := r.(reconciler.Finalizer[T]); ok {
 		if err := finalizers.Validate(o.FinalizerName); err != nil {
 			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
@@ -184,17 +203,29 @@ func (l *Loop[T]) requeueAfter(req reconcile.Request, d time.Duration) {
 	}
 }
 
-// countConflict counts optimistic-lock conflicts in a row for req and
-// returns the count (0 when err is not one, which resets it).
-func (l *Loop[T]) countConflict(req reconcile.Request, err error) int {
+// streak is an object's failures in a row: all of them, and the
+// optimistic-lock conflicts among the last ones.
+type streak struct{ failures, conflicts int }
+
+// countFailure counts failures in a row for req and returns the
+// optimistic-lock conflicts in a row and the failures in a row, this one
+// included (0, 0 when err is nil, which resets both).
+func (l *Loop[T]) countFailure(req reconcile.Request, err error) (conflicts, failures int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if koperrors.KindOf(err) != koperrors.Conflict {
-		delete(l.conflicts, req)
-		return 0
+	if err == nil {
+		delete(l.streaks, req)
+		return 0, 0
 	}
-	l.conflicts[req]++
-	return l.conflicts[req]
+	s := l.streaks[req]
+	s.failures++
+	if koperrors.KindOf(err) == koperrors.Conflict {
+		s.conflicts++
+	} else {
+		s.conflicts = 0
+	}
+	l.streaks[req] = s
+	return s.conflicts, s.failures
 }
 
 // nopRecorder drops events: the recorder where none is given.

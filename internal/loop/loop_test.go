@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -334,7 +335,7 @@ func TestFinalizerProtocol(t *testing.T) {
 // fixed has a fixed-delay error policy.
 type fixed struct{}
 
-func (fixed) RetryAfter(*widget.Widget, error) time.Duration { return 30 * time.Second }
+func (fixed) RetryAfter(*widget.Widget, error, int) time.Duration { return 30 * time.Second }
 
 func (fixed) Reconcile(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 	return reconciler.Done(), errors.New("always failing")
@@ -417,11 +418,11 @@ func (d *deletingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.E
 	return reconciler.Done(), nil
 }
 
-// An object deleted while its first Reconcile ran, and held by another
-// controller's finalizer, cannot take the loop's finalizer: its cleanup
-// runs at once, and when that fails, again on the next reconcile, although
-// no finalizer of the loop's is on it.
-func TestCleanupOfAnObjectDeletedBeforeItsFinalizerIsRetried(t *testing.T) {
+// An object deleted while its first Reconcile ran already carries the
+// loop's finalizer (added before Reconcile was called): its cleanup runs
+// on the next reconcile, is retried when it fails, and runs no more once
+// it finished; another controller's finalizer stays.
+func TestCleanupOfAnObjectDeletedDuringItsFirstReconcileIsRetried(t *testing.T) {
 	d := &deletingCleaner{}
 	h := newHarness(t, d)
 	w := h.get()
@@ -429,19 +430,28 @@ func TestCleanupOfAnObjectDeletedBeforeItsFinalizerIsRetried(t *testing.T) {
 	if err := cluster.Client().Update(t.Context(), w); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatalf("first reconcile: %v", err)
+	}
+	if got := h.get(); !slices.Contains(got.Finalizers, "kopgo.dev/widgets") || got.DeletionTimestamp == nil {
+		t.Fatalf("after the first reconcile: finalizers %v, deletionTimestamp %v; want the loop's finalizer holding a deleted object", got.Finalizers, got.DeletionTimestamp)
+	}
 	if _, err := h.reconcile(); err == nil {
 		t.Fatal("the failing cleanup returned no error")
 	}
 	if _, err := h.reconcile(); err != nil {
-		t.Fatalf("second reconcile: %v", err)
+		t.Fatalf("third reconcile: %v", err)
 	}
 	if n := d.cleanups.Load(); n != 2 {
 		t.Errorf("cleanups %d, want 2 (one failed, one retried)", n)
 	}
 	if _, err := h.reconcile(); err != nil || d.cleanups.Load() != 2 {
-		t.Errorf("a third reconcile: %v, cleanups %d; want nothing more", err, d.cleanups.Load())
+		t.Errorf("a fourth reconcile: %v, cleanups %d; want nothing more", err, d.cleanups.Load())
 	}
 	got := h.get()
+	if !slices.Equal(got.Finalizers, []string{"other.io/hold"}) {
+		t.Errorf("finalizers %v, want only the other controller's", got.Finalizers)
+	}
 	got.Finalizers = nil
 	if err := cluster.Client().Update(t.Context(), got); err != nil {
 		t.Fatal(err)
@@ -460,8 +470,8 @@ func (markingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) 
 	return reconciler.Done(), nil
 }
 
-// The finalizer added after the first Reconcile does not cost the status
-// that Reconcile set: the first status write carries it.
+// The finalizer, added before the first Reconcile, does not cost the
+// status that Reconcile set: the first status write carries it.
 func TestFinalizerAddKeepsTheReconcilersStatus(t *testing.T) {
 	h := newHarness(t, markingCleaner{})
 	if _, err := h.reconcile(); err != nil {

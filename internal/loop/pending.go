@@ -2,6 +2,8 @@ package loop
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -32,10 +34,15 @@ func (l *Loop[T]) DeleteHandler() handler.TypedEventHandler[client.Object, recon
 	return handler.TypedFuncs[client.Object, reconcile.Request]{
 		DeleteFunc: func(_ context.Context, e event.TypedDeleteEvent[client.Object], q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			obj, ok := e.Object.(T)
-			if !ok || l.cleanup == nil || !l.owesCleanup(obj) {
+			if !ok {
+				return
+			}
+			if l.cleanup == nil || !l.owesCleanup(obj) {
+				l.writes.forget(client.ObjectKeyFromObject(obj))
 				return
 			}
 			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
+			l.writes.forget(req.NamespacedName)
 			l.mu.Lock()
 			l.lastState[req] = obj
 			l.mu.Unlock()
@@ -45,11 +52,16 @@ func (l *Loop[T]) DeleteHandler() handler.TypedEventHandler[client.Object, recon
 }
 
 // owesCleanup reports whether obj, just deleted, left without its cleanup:
-// it still carries the finalizer, or this process added it, never saw its
-// cleanup finish, and the object went without a graceful deletion (one
-// whose finalizer someone removed by hand, to let it go, carries a
-// deletionTimestamp and is not owed anything).
+// its cleanup did not finish in this process (the delete event of an
+// object whose cleanup finished carries its last stored state, which still
+// lists the finalizer its cleanup removed), and it still carries the
+// finalizer, or this process added it and the object went without a
+// graceful deletion (one whose finalizer someone removed by hand, to let
+// it go, carries a deletionTimestamp and is not owed anything).
 func (l *Loop[T]) owesCleanup(obj T) bool {
+	if l.cleaned.has(obj.GetUID()) {
+		return false
+	}
 	if finalizers.Has(obj, l.o.FinalizerName) {
 		return true
 	}
@@ -69,16 +81,18 @@ func (l *Loop[T]) added(uid types.UID) {
 	l.mu.Unlock()
 }
 
-// hasAdded reports whether this process added its finalizer to uid.
-func (l *Loop[T]) hasAdded(uid types.UID) bool {
+// forgetAdded forgets that this process added its finalizer to uid (it
+// removed it again).
+func (l *Loop[T]) forgetAdded(uid types.UID) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.finalized[uid]
-	return ok
+	delete(l.finalized, uid)
+	l.mu.Unlock()
 }
 
-// cleanedUp forgets uid and req's last state: its cleanup finished.
+// cleanedUp forgets uid and req's last state: its cleanup finished, and
+// is not run again for uid.
 func (l *Loop[T]) cleanedUp(req reconcile.Request, uid types.UID) {
+	l.cleaned.add(uid)
 	l.mu.Lock()
 	delete(l.finalized, uid)
 	if last, ok := l.lastState[req]; ok && last.GetUID() == uid {
@@ -102,4 +116,45 @@ func (l *Loop[T]) pendingCleanup(req reconcile.Request) (T, bool) {
 func (l *Loop[T]) owesCleanupOf(req reconcile.Request, obj T) bool {
 	last, ok := l.pendingCleanup(req)
 	return ok && last.GetUID() == obj.GetUID()
+}
+
+// cleanedMemory is how long the loop remembers that an object's cleanup
+// finished: long enough for the delete event and any reconcile queued
+// before it, which may still show the finalizer the cleanup removed.
+const cleanedMemory = 10 * time.Minute
+
+// uidSet remembers UIDs for at least a while: two generations, the older
+// dropped whole when the newer is that old, so memory stays bounded by
+// what was added in two periods, at no cost per lookup.
+type uidSet struct {
+	mu        sync.Mutex
+	period    time.Duration
+	cur, prev map[types.UID]struct{}
+	rotatedAt time.Time
+	now       func() time.Time
+}
+
+func newUIDSet(period time.Duration) *uidSet {
+	return &uidSet{period: period, cur: map[types.UID]struct{}{}, now: time.Now, rotatedAt: time.Now()}
+}
+
+// add remembers uid for at least the set's period.
+func (s *uidSet) add(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if now := s.now(); now.Sub(s.rotatedAt) >= s.period {
+		s.prev, s.cur, s.rotatedAt = s.cur, map[types.UID]struct{}{}, now
+	}
+	s.cur[uid] = struct{}{}
+}
+
+// has reports whether uid was added within the last one or two periods.
+func (s *uidSet) has(uid types.UID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.cur[uid]
+	if !ok {
+		_, ok = s.prev[uid]
+	}
+	return ok
 }

@@ -33,7 +33,10 @@ type rateLimiter struct {
 	// after it.
 	failures, transient map[reconcile.Request]int
 	hints               map[reconcile.Request]hint
-	bucket              *rate.Limiter
+	// kept are objects whose next Forget is not a success (a reconcile
+	// deferred for a lagging cache): their failures are kept.
+	kept   map[reconcile.Request]struct{}
+	bucket *rate.Limiter
 }
 
 // hint is what the loop knows about an object's last failure.
@@ -47,6 +50,7 @@ func newRateLimiter() *rateLimiter {
 		failures:  map[reconcile.Request]int{},
 		transient: map[reconcile.Request]int{},
 		hints:     map[reconcile.Request]hint{},
+		kept:      map[reconcile.Request]struct{}{},
 		bucket:    rate.NewLimiter(rate.Limit(bucketQPS), bucketBurst),
 	}
 }
@@ -90,10 +94,23 @@ func (r *rateLimiter) When(req reconcile.Request) time.Duration {
 	return max(d, r.bucket.Reserve().Delay())
 }
 
+// keepFailures makes the next Forget of req keep its failures.
+func (r *rateLimiter) keepFailures(req reconcile.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failures[req] > 0 {
+		r.kept[req] = struct{}{}
+	}
+}
+
 // Forget clears req's failure count (after a success).
 func (r *rateLimiter) Forget(req reconcile.Request) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if _, ok := r.kept[req]; ok {
+		delete(r.kept, req)
+		return
+	}
 	delete(r.failures, req)
 	delete(r.transient, req)
 	delete(r.hints, req)

@@ -2,7 +2,6 @@ package loop
 
 import (
 	"context"
-	stderrors "errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -49,6 +48,7 @@ type attempt struct {
 	finished  bool // cleanup done, finalizer removed
 	policy    time.Duration
 	conflicts int
+	failures  int // failures in a row, this one included
 
 	// The status the loop maintains, for a status.Setter in phases
 	// reconcile and cleanup.
@@ -75,12 +75,15 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		}
 		last, ok := l.pendingCleanup(req)
 		if !ok {
+			l.writes.forget(req.NamespacedName)
 			return reconcile.Result{}, nil // gone: nothing to do
 		}
 		obj, ph = last, phaseGone
 	} else if !l.inScope(obj) {
 		log.FromContext(ctx).V(1).Info("Outside the controller's label selector; not reconciled")
 		return reconcile.Result{}, nil
+	} else if after, ok := l.deferStale(ctx, req, obj); ok {
+		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	ctx, span := telemetry.StartReconcile(ctx, l.o.Tracer, l.name, l.kind, obj)
 	a := l.run(ctx, req, obj, ph)
@@ -89,7 +92,7 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	if d.writeStatus {
 		werr = l.writeStatus(ctx, req, obj, a, d.statusErr)
 	}
-	out := settle(d, werr)
+	out := settle(d, werr, l.o.APIServer)
 	l.record(ctx, req, obj, a, out)
 	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
@@ -109,6 +112,30 @@ func (l *Loop[T]) inScope(obj T) bool {
 	return kopmeta.IsBeingDeleted(obj) && finalizers.Has(obj, l.o.FinalizerName)
 }
 
+// deferStale reports whether the reconcile of obj must wait, and for how
+// long, because the cache holds it older than this process's last write
+// to it (see ownwrites.go). Past [deferMax] it runs on what the cache has.
+func (l *Loop[T]) deferStale(ctx context.Context, req reconcile.Request, obj T) (time.Duration, bool) {
+	now := time.Now()
+	stale, n, since := l.writes.stale(obj, now)
+	if !stale {
+		return 0, false
+	}
+	if now.Sub(since) >= deferMax {
+		l.writes.giveUp(req.NamespacedName)
+		l.o.Metrics.RecordDeferral(l.name, true)
+		log.FromContext(ctx).Info("Cache still older than our last write to the object; reconciling what it has",
+			"waited", now.Sub(since).Round(time.Millisecond), "resourceVersion", obj.GetResourceVersion())
+		return 0, false
+	}
+	l.o.Metrics.RecordDeferral(l.name, false)
+	// controller-runtime forgets an object's failures after a reconcile
+	// without error; a deferral is no success, so its backoff is kept.
+	l.limiter.keepFailures(req)
+	log.FromContext(ctx).V(2).Info("Cache older than our last write to the object; looking again shortly", "deferrals", n)
+	return deferDelay(n), true
+}
+
 // run performs the finalizer protocol and the user's Reconcile or Cleanup.
 // The user's work runs under a context that survives the controller's
 // shutdown for the drain window.
@@ -120,9 +147,14 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 			a.phase = phaseNone
 		case finalizers.Has(obj, l.o.FinalizerName):
 			a.phase = phaseCleanup
+			if l.cleaned.has(obj.GetUID()) {
+				// Its cleanup finished and the finalizer's removal is
+				// not in the cache yet: one Cleanup per deletion.
+				a.phase = phaseNone
+			}
 		case l.owesCleanupOf(req, obj):
-			// Deleted while its first Reconcile ran, before the finalizer
-			// was on, and that cleanup has not finished.
+			// Deleted past the finalizer (kubernetes#77988) with its
+			// cleanup not finished.
 			a.phase = phaseGone
 		default:
 			a.phase = phaseNone
@@ -133,19 +165,34 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 			return a
 		}
 	}
+	uctx, release := drain(ctx, l.o.Drain)
+	defer release()
+	uctx = l.withChildLog(uctx, req)
+	added := false
+	if a.phase == phaseReconcile {
+		var stop bool
+		added, stop = l.ensureFinalizer(uctx, obj, &a)
+		if stop {
+			return a
+		}
+	}
 	if setter, ok := any(obj).(status.Setter); ok && a.phase != phaseGone {
 		a.setter, a.patcher = setter, status.NewPatcher(obj)
 		a.read = status.Begin(setter)
 	}
-	uctx, release := drain(ctx, l.o.Drain)
-	defer release()
-	if a.phase != phaseReconcile {
+	switch {
+	case a.err != nil:
+		// The finalizer could not be added: nothing may be made that its
+		// cleanup would have to undo.
+	case a.phase != phaseReconcile:
 		l.runCleanup(uctx, req, obj, &a)
-	} else {
+	default:
 		a.action, a.abandoned, a.err = l.call(uctx, req, func(c context.Context) (reconciler.Action, error) {
 			return l.r.Reconcile(c, obj, l.env)
 		})
-		l.ensureFinalizer(uctx, req, obj, &a)
+		if added && !a.abandoned && koperrors.IsTerminal(a.err) {
+			l.dropFinalizer(uctx, obj)
+		}
 	}
 	a.shutdown = a.err != nil && ctx.Err() != nil
 	if a.err != nil && !a.gone && !a.abandoned && koperrors.KindOf(a.err) == koperrors.NotFound && a.phase != phaseGone {
@@ -154,42 +201,63 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 		a.gone, _ = l.live(uctx, obj)
 	}
 	if a.err != nil && !a.gone && !a.shutdown {
-		a.conflicts = l.countConflict(req, a.err)
+		a.conflicts, a.failures = l.countFailure(req, a.err)
 		if l.policy != nil {
-			a.policy = l.policy.RetryAfter(obj, a.err)
+			a.policy = l.policy.RetryAfter(obj, a.err, a.failures)
 		}
 	} else {
-		l.countConflict(req, nil)
+		l.countFailure(req, nil)
 	}
 	return a
 }
 
-// ensureFinalizer adds the loop's finalizer after a Reconcile that may
-// have made something to clean up: anything but a terminal failure (an
-// object invalid from the start is never held back by it). If the object
-// is gone or being deleted by then, its cleanup runs now.
-func (l *Loop[T]) ensureFinalizer(ctx context.Context, req reconcile.Request, obj T, a *attempt) {
-	if l.cleanup == nil || a.abandoned || ctx.Err() != nil || koperrors.IsTerminal(a.err) ||
-		finalizers.Has(obj, l.o.FinalizerName) || l.hasAdded(obj.GetUID()) {
-		return // (a cache that lags behind our own add shows none yet)
+// ensureFinalizer puts the loop's finalizer on obj before its Reconcile
+// runs, so that whatever Reconcile makes is covered by a cleanup even if
+// the process dies the moment after (a finalizer added after Reconcile
+// returned left that window open: a SIGKILL inside Reconcile, the object
+// deleted while the operator was down, and the external entry Reconcile
+// had made was never cleaned up). obj becomes the object as stored with
+// the finalizer. added reports whether this reconcile added it; stop, that
+// Reconcile must not run: the object is gone or being deleted (nothing of
+// ours can exist yet), or the add failed (a.err).
+func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added, stop bool) {
+	if l.cleanup == nil || finalizers.Has(obj, l.o.FinalizerName) {
+		return false, false
 	}
-	// A copy: the patch answers with the object as stored, which would
-	// overwrite the status the reconciler just set in obj.
-	_, err := finalizers.Add(ctx, l.env.Client, obj.DeepCopyObject().(T), l.o.FinalizerName)
-	if err == nil {
-		l.added(obj.GetUID())
+	w := l.writes.begin(obj, true)
+	_, err := finalizers.Add(ctx, l.client, obj, l.o.FinalizerName)
+	if err != nil {
+		l.writes.finish(client.ObjectKeyFromObject(obj), w, "")
+		gone, deleting := l.live(ctx, obj)
+		if gone || deleting || koperrors.KindOf(err) == koperrors.NotFound {
+			a.phase, a.gone = phaseNone, gone
+			return false, true
+		}
+		a.err = err
+		return false, false
+	}
+	l.writes.finish(client.ObjectKeyFromObject(obj), w, obj.GetResourceVersion())
+	l.added(obj.GetUID())
+	return true, false
+}
+
+// dropFinalizer removes the finalizer this reconcile added, after a
+// terminal failure: an object whose spec is invalid from the start made
+// nothing to clean up, and is deleted at once, without a Cleanup call. A
+// failure to remove it is only logged: the finalizer then stays until the
+// object is valid or deleted (Cleanup runs then).
+func (l *Loop[T]) dropFinalizer(ctx context.Context, obj T) {
+	cur := obj.DeepCopyObject().(T) // the patch answers with the stored status
+	w := l.writes.begin(cur, true)
+	if _, err := finalizers.Remove(ctx, l.client, cur, l.o.FinalizerName); err != nil {
+		l.writes.finish(client.ObjectKeyFromObject(cur), w, "")
+		log.FromContext(ctx).Info("Removing the finalizer after a terminal failure failed; it stays", "error", err.Error())
 		return
 	}
-	gone, deleting := l.live(ctx, obj)
-	if !gone && !deleting {
-		a.err = stderrors.Join(a.err, err)
-		return
-	}
-	// Deleted while Reconcile ran: what it made is cleaned up now, with
-	// the state it worked on (kept until the cleanup finishes; no
-	// finalizer of ours holds the object).
-	a.gone, a.phase = gone, phaseGone
-	l.runCleanup(ctx, req, obj, a)
+	l.writes.finish(client.ObjectKeyFromObject(cur), w, cur.GetResourceVersion())
+	obj.SetResourceVersion(cur.GetResourceVersion())
+	obj.SetFinalizers(cur.GetFinalizers())
+	l.forgetAdded(obj.GetUID())
 }
 
 // runCleanup calls Cleanup and, once it reports done, removes the loop's
@@ -202,10 +270,13 @@ func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, 
 		return
 	}
 	if a.phase == phaseCleanup {
-		if _, err := finalizers.Remove(ctx, l.env.Client, obj, l.o.FinalizerName); err != nil {
+		w := l.writes.begin(obj, true)
+		if _, err := finalizers.Remove(ctx, l.client, obj, l.o.FinalizerName); err != nil {
+			l.writes.finish(req.NamespacedName, w, "")
 			a.err = err
 			return
 		}
+		l.writes.finish(req.NamespacedName, w, obj.GetResourceVersion())
 	}
 	l.cleanedUp(req, obj.GetUID())
 	a.finished = true
@@ -263,7 +334,13 @@ func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T,
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
 	defer cancel()
-	_, perr := patcher.Patch(wctx, l.env.Client, setter)
+	w := l.writes.begin(setter, true)
+	sent, perr := patcher.Patch(wctx, l.client, setter)
+	rv := ""
+	if sent && perr == nil {
+		rv = setter.GetResourceVersion()
+	}
+	l.writes.finish(req.NamespacedName, w, rv)
 	if perr != nil && apierrors.IsNotFound(perr) {
 		return nil // gone meanwhile: there is no status to keep
 	}
