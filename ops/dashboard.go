@@ -87,6 +87,10 @@ func Rows() []Row {
 				{`histogram_quantile(0.99, sum by (controller, le) (rate(kopgo_reconcile_duration_seconds_bucket{` + sel + `}[$__rate_interval])))`, "{{controller}} p99"},
 			},
 		}, {
+			Title: "Deferred for the cache", Unit: "reqps",
+			Description: "Reconciles put off because the cache held the object older than the operator's last write to it (deferred), and those run anyway after the bounded wait (expired).",
+			Queries:     []Query{{`sum by (controller, outcome) (rate(kopgo_reconcile_deferred_total{` + sel + `}[$__rate_interval]))`, "{{controller}} {{outcome}}"}},
+		}, {
 			Title: "Reconciles per object", Unit: "reqps",
 			Description: "Reconciles a second per object held; KopgoHotLoop fires above 0.1.",
 			Queries: []Query{{`sum by (controller) (rate(kopgo_reconcile_total{` + sel + `}[$__rate_interval]))` +

@@ -77,6 +77,7 @@ func exercise(t *testing.T) map[string]bool {
 	m.ObserveReconcile(ctx, "web", observability.ResultError, koperrors.Errorf(koperrors.Unavailable, "down"), time.Millisecond)
 	m.RecordApply("web", "Created")
 	m.RecordDeletions("web", 1)
+	m.RecordDeferral("web", true)
 	long := metav1.NewTime(time.Now().Add(-time.Hour))
 	m.ObserveObject("web", types.NamespacedName{Namespace: "default", Name: "a"}, "uid-a", []metav1.Condition{
 		{Type: "Ready", Status: metav1.ConditionFalse, LastTransitionTime: long},
