@@ -135,7 +135,7 @@ $(CONTROLLER_GEN):
 EXAMPLES_GEN := webapp kubebuilder echoserver database
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen.
+generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen, and the ops module's rules, manifests and dashboard.
 	@for e in $(EXAMPLES_GEN); do \
 		[ -d examples/$$e/api ] || continue; \
 		echo "controller-gen examples/$$e"; \
@@ -151,6 +151,8 @@ generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RB
 				output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
 		fi; \
 	done
+	@echo "ops: alert rules, PrometheusRule, ServiceMonitor, metrics RBAC, Grafana dashboard"
+	@cd ops && $(GO) run ./cmd/generate >/dev/null
 
 DEMO_FLAGS ?=
 
@@ -162,9 +164,10 @@ demo: testkit-bin $(CONTROLLER_GEN) ## Run the WebApp operator on a local cluste
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo $(DEMO_FLAGS)
 
 .PHONY: test
-test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race, the bench module's too.
+test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race, the bench and ops modules' too.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 	cd bench && KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
+	cd ops && $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
 
 RELIABILITY_N ?= 200
 RELIABILITY_TIMEOUT ?= 60m
@@ -187,9 +190,10 @@ bench-micro: testkit-bin ## Run the packages' Go micro-benchmarks (go test -benc
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml) on the library and the bench module.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint (config in .golangci.yml) on the library, the bench module and the ops module.
 	$(GOLANGCI_LINT) run --allow-parallel-runners ./...
 	cd bench && $(GOLANGCI_LINT) run --allow-parallel-runners --config ../.golangci.yml ./...
+	cd ops && $(GOLANGCI_LINT) run --allow-parallel-runners --config ../.golangci.yml ./...
 
 .PHONY: fmt
 fmt: $(GOLANGCI_LINT) ## Format the code (gofmt and goimports through golangci-lint).
@@ -197,10 +201,11 @@ fmt: $(GOLANGCI_LINT) ## Format the code (gofmt and goimports through golangci-l
 	cd bench && $(GOLANGCI_LINT) fmt --config ../.golangci.yml ./...
 
 .PHONY: tidy
-tidy: ## Tidy go.mod and go.sum of the library, the tools module and the bench module.
+tidy: ## Tidy go.mod and go.sum of the library, the tools module, the bench module and the ops module.
 	$(GO) mod tidy
 	cd tools && $(GO) mod tidy
 	cd bench && $(GO) mod tidy
+	cd ops && $(GO) mod tidy
 
 .PHONY: clean
 clean: ## Remove built tools (bin/).

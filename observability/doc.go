@@ -37,6 +37,39 @@
 // panic are errors. The label is error_kind, not kind, so that it does not
 // read as a Kubernetes kind.
 //
+// # Object health
+//
+// How many of a controller's objects are Ready, Reconciling and Stalled,
+// and for how long the unhealthy ones have been so, kept from the
+// conditions the reconcile loop decided: kopgo's loop reports each object
+// with [Metrics.ObserveObject] once per reconcile that settled its
+// conditions, and [Metrics.ForgetObject] once it is gone; a plain
+// reconciler can do the same. The series are computed at a scrape from
+// one record per object, and none names an object:
+//
+//	kopgo_objects{controller,condition,status}                    gauge
+//	kopgo_objects_not_ready_longer_than{controller,longer_than}   gauge
+//	kopgo_objects_stalled_longer_than{controller,longer_than}     gauge
+//	kopgo_objects_oldest_not_ready_timestamp_seconds{controller}  gauge, absent when all are Ready
+//	kopgo_objects_oldest_stalled_timestamp_seconds{controller}    gauge, absent when none is Stalled
+//
+//	condition    Ready, Reconciling, Stalled (as Kubernetes spells them)
+//	status       True, False, Unknown (an absent Reconciling or Stalled is
+//	             False, an absent Ready is Unknown, as kstatus reads them)
+//	longer_than  5m, 15m, 1h, 6h, 24h
+//
+// Durations run from the condition's lastTransitionTime, which the object
+// keeps, so they survive a restart and a leader handover. A process serves
+// a controller's health series from its first report on: a standby
+// replica serves none, and a new leader's gauges fill as it reconciles the
+// objects its informer lists. [Metrics.ForgetController] drops a
+// controller's series when it stops in a process that keeps running.
+//
+// Opt-in, [Metrics.RegisterObjectSeries] adds one series per unhealthy
+// object (kopgo_object_not_ready_since_timestamp_seconds and
+// kopgo_object_stalled_since_timestamp_seconds, labelled controller,
+// namespace and name), for an alert or a table that names the objects.
+//
 // # Tracing
 //
 // With a TracerProvider (controller.Builder.TracerProvider), every

@@ -16,3 +16,10 @@ func WorkerRunning(r *EventRecorder) bool {
 	defer r.mu.Unlock()
 	return r.worker != nil
 }
+
+// SetHealthClock makes m's object-health gauges read the time from now.
+func SetHealthClock(m *Metrics, now func() time.Time) {
+	m.health.mu.Lock()
+	defer m.health.mu.Unlock()
+	m.health.now = now
+}

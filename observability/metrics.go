@@ -33,6 +33,9 @@ type Metrics struct {
 	applies    *prometheus.CounterVec
 	deletions  *prometheus.CounterVec
 	deferrals  *prometheus.CounterVec
+
+	// Object health (health.go): kept per object, summarised at a scrape.
+	health *healthCollector
 }
 
 // ReconcileResult is the outcome of one reconcile, the result label of
@@ -111,6 +114,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
 	m.deferrals = register(reg, m.deferrals, &err)
+	m.health = register(reg, newHealthCollector(), &err)
 	if err != nil {
 		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
 	}
