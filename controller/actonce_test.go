@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/reconciler"
+	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
 )
 
@@ -446,5 +448,92 @@ func TestOwnChildWritesDoNotReconcileAgain(t *testing.T) {
 			return fmt.Errorf("child data %v after %d reconciles", child.Data, a.count(w.UID))
 		}
 		return nil
+	})
+}
+
+// healthCheck fails the Widgets whose name starts with "bad" terminally
+// and succeeds for the others.
+type healthCheck struct{}
+
+func (healthCheck) Reconcile(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+	if strings.HasPrefix(w.Name, "bad") {
+		return reconciler.Done(), koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: %d is not allowed", w.Spec.Size))
+	}
+	return reconciler.Done(), nil
+}
+
+// The object-health gauges count what the loop wrote into the objects'
+// conditions: after a run, and after deletions.
+func TestObjectGaugesEqualTheConditions(t *testing.T) {
+	ns := cluster.Namespace(t)
+	reg := prometheus.NewRegistry()
+	metrics, err := observability.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "act-once-health"
+	run(t, kopcontroller.New[*widget.Widget](name, healthCheck{}).Metrics(metrics).
+		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
+	var good []*widget.Widget
+	for i := range 6 {
+		good = append(good, createWidget(t, ns, fmt.Sprintf("good%d", i), ns))
+	}
+	for i := range 4 {
+		createWidget(t, ns, fmt.Sprintf("bad%d", i), ns)
+	}
+	gauge := func(condition, st string) float64 {
+		families, _ := reg.Gather()
+		for _, f := range families {
+			if f.GetName() != "kopgo_objects" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				labels := map[string]string{}
+				for _, l := range m.GetLabel() {
+					labels[l.GetName()] = l.GetValue()
+				}
+				if labels["controller"] == name && labels["condition"] == condition && labels["status"] == st {
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+		return -1
+	}
+	counted := func() error {
+		var list widget.WidgetList
+		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		want := map[string]float64{}
+		for _, w := range list.Items {
+			for _, c := range w.Status.Conditions {
+				want[c.Type+"/"+string(c.Status)]++
+			}
+		}
+		for _, k := range []string{"Ready/True", "Ready/False", "Stalled/True"} {
+			typ, st, _ := strings.Cut(k, "/")
+			if got := gauge(typ, st); got != want[k] {
+				return fmt.Errorf("kopgo_objects{condition=%q,status=%q} = %v, the objects' conditions count %v", typ, st, got, want[k])
+			}
+		}
+		if want["Ready/True"]+want["Stalled/True"] != float64(len(list.Items)) {
+			return fmt.Errorf("not every object reconciled yet: %v", want)
+		}
+		return nil
+	}
+	eventually(t, 30*time.Second, "gauges equal to the conditions", counted)
+	if got := gauge(status.Ready, "True"); got != 6 {
+		t.Errorf("Ready=True gauge %v, want 6", got)
+	}
+	for _, w := range good[:3] {
+		if err := cluster.Client().Delete(t.Context(), w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, 30*time.Second, "gauges equal to the conditions after deletions", func() error {
+		if got := gauge(status.Ready, "True"); got != 3 {
+			return fmt.Errorf("Ready=True gauge %v, want 3", got)
+		}
+		return counted()
 	})
 }

@@ -3,6 +3,7 @@ package loop
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -10,7 +11,7 @@ import (
 // record performs the side effects of a settled decision, once each: the
 // log line, the Warning event, the rate limiter's hint, the loop's own
 // requeue and the bookkeeping of pending cleanups.
-func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a attempt, d decision) {
+func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a attempt, d decision, stored []metav1.Condition) {
 	// Every failure returned to controller-runtime is logged by it at
 	// error level ("Reconciler error", with the object and reconcileID):
 	// kopgo adds its decision at V(1) rather than a second error line.
@@ -45,6 +46,26 @@ func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a at
 	}
 	if d.self > 0 {
 		l.requeueAfter(req, d.self)
+	}
+	l.observeHealth(req, obj, a, d, stored)
+}
+
+// observeHealth reports the object's conditions as stored to the
+// object-health gauges (observability.Metrics.ObserveObject), from the same
+// decision that wrote them, or forgets an object that is gone.
+func (l *Loop[T]) observeHealth(req reconcile.Request, obj T, a attempt, d decision, stored []metav1.Condition) {
+	switch {
+	case a.phase == phaseGone || a.phase == phaseNone || a.gone || a.finished:
+		l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
+	case d.statusFailed || a.shutdown:
+		// What is stored did not change: nothing to report.
+	case d.writeStatus && stored == nil:
+		l.o.Metrics.ForgetObject(l.name, req.NamespacedName) // gone meanwhile
+	case d.writeStatus:
+		l.o.Metrics.ObserveObject(l.name, req.NamespacedName, obj.GetUID(), stored)
+	case a.setter != nil:
+		// No write (a quiet conflict): what was read is what is stored.
+		l.o.Metrics.ObserveObject(l.name, req.NamespacedName, obj.GetUID(), a.read)
 	}
 }
 

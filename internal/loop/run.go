@@ -76,11 +76,13 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		last, ok := l.pendingCleanup(req)
 		if !ok {
 			l.writes.forget(req.NamespacedName)
+			l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
 			return reconcile.Result{}, nil // gone: nothing to do
 		}
 		obj, ph = last, phaseGone
 	} else if !l.inScope(obj) {
 		log.FromContext(ctx).V(1).Info("Outside the controller's label selector; not reconciled")
+		l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
 		return reconcile.Result{}, nil
 	} else if after, ok := l.deferStale(ctx, req, obj); ok {
 		return reconcile.Result{RequeueAfter: after}, nil
@@ -88,12 +90,15 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	ctx, span := telemetry.StartReconcile(ctx, l.o.Tracer, l.name, l.kind, obj)
 	a := l.run(ctx, req, obj, ph)
 	d := classify(a, l.o)
-	var werr error
+	var (
+		werr   error
+		stored []metav1.Condition
+	)
 	if d.writeStatus {
-		werr = l.writeStatus(ctx, req, obj, a, d.statusErr)
+		stored, werr = l.writeStatus(ctx, req, obj, a, d.statusErr)
 	}
 	out := settle(d, werr, l.o.APIServer)
-	l.record(ctx, req, obj, a, out)
+	l.record(ctx, req, obj, a, out, stored)
 	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
@@ -314,13 +319,15 @@ func (l *Loop[T]) live(ctx context.Context, obj T) (gone, deleting bool) {
 // or none when nothing changed. The user's deadline may have passed: the
 // write gets a short window of its own, set only when there is something
 // to write. After an abandoned call the user's goroutine may still change
-// obj, so a fresh copy is read (in a window of its own) and written.
-func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T, a attempt, err error) error {
+// obj, so a fresh copy is read (in a window of its own) and written. It
+// returns the conditions the object holds once it is done (nil when the
+// object turned out gone), for the object-health gauges.
+func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T, a attempt, err error) ([]metav1.Condition, error) {
 	setter, read, patcher := a.setter, a.read, a.patcher
 	if a.abandoned {
 		fresh, gerr := l.readFresh(ctx, req)
 		if gerr != nil {
-			return koperrors.Wrap(gerr, "read", kopmeta.RefOf(obj))
+			return nil, koperrors.Wrap(gerr, "read", kopmeta.RefOf(obj))
 		}
 		setter = any(fresh).(status.Setter)
 		patcher = status.NewPatcher(fresh)
@@ -330,7 +337,7 @@ func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T,
 		status.Finish(setter, read, err)
 	}
 	if patcher.Unchanged(setter) {
-		return nil // the steady state: no write, and no deadline to set for one
+		return setter.GetConditions(), nil // the steady state: no write, and no deadline to set for one
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
 	defer cancel()
@@ -341,10 +348,13 @@ func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T,
 		rv = setter.GetResourceVersion()
 	}
 	l.writes.finish(req.NamespacedName, w, rv)
-	if perr != nil && apierrors.IsNotFound(perr) {
-		return nil // gone meanwhile: there is no status to keep
+	switch {
+	case perr != nil && apierrors.IsNotFound(perr):
+		return nil, nil // gone meanwhile: there is no status to keep
+	case perr != nil:
+		return nil, perr
 	}
-	return perr
+	return setter.GetConditions(), nil
 }
 
 // readFresh reads req's object from the cache, within the status timeout
