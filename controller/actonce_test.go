@@ -187,16 +187,7 @@ func TestOneCleanupPerDeletion(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, 30*time.Second, "every widget gone", func() error {
-		var list widget.WidgetList
-		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(list.Items) > 0 {
-			return fmt.Errorf("%d left", len(list.Items))
-		}
-		return nil
-	})
+	eventually(t, 30*time.Second, "every widget gone", widgetsGone(t, ns))
 	time.Sleep(time.Second) // delete events and any reconcile still to come
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -536,4 +527,19 @@ func TestObjectGaugesEqualTheConditions(t *testing.T) {
 		}
 		return counted()
 	})
+}
+
+// widgetsGone reports whether ns holds no Widget any more, for eventually.
+func widgetsGone(t *testing.T, ns string) func() error {
+	t.Helper()
+	return func() error {
+		var list widget.WidgetList
+		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		if len(list.Items) > 0 {
+			return fmt.Errorf("%d left", len(list.Items))
+		}
+		return nil
+	}
 }

@@ -252,16 +252,7 @@ func TestEveryReconciledObjectIsCleanedUpUnderDeleteRaces(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	eventually(t, 60*time.Second, "every widget gone", func() error {
-		var list widget.WidgetList
-		if err := cluster.Client().List(t.Context(), &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		if len(list.Items) > 0 {
-			return fmt.Errorf("%d left", len(list.Items))
-		}
-		return nil
-	})
+	eventually(t, 60*time.Second, "every widget gone", widgetsGone(t, ns))
 	eventually(t, 20*time.Second, "a cleanup for every reconciled widget", func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()

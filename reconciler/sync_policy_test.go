@@ -60,6 +60,7 @@ func (h *syncHarness) gone(obj client.Object) {
 
 func (h *syncHarness) reconcileResult() reconcile.Result {
 	h.t.Helper()
+	h.settle() // see reconcile
 	res, err := h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
 	if err != nil {
 		h.t.Fatalf("Reconcile: %v", err)

@@ -124,6 +124,10 @@ func (h *syncHarness) lastObserved() []string {
 
 func (h *syncHarness) reconcile() {
 	h.t.Helper()
+	// The loop defers a reconcile whose cached parent is older than its
+	// own last status write (read your own writes): wait for the cache, as
+	// the queue would, so that this call runs the sync.
+	h.settle()
 	// A terminal error is the outcome some tests expect; status shows it.
 	if _, err := h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)}); err != nil && !koperrors.IsTerminal(err) {
 		h.t.Fatalf("Reconcile: %v", err)
