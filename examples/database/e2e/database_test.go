@@ -17,6 +17,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/kopgo/kopgo/examples/database"
@@ -409,8 +410,15 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("storage defaulted to %v, want 1Gi", db.Spec.Storage)
 	}
 	bigger := resource.MustParse("2Gi")
-	db.Spec.Storage = &bigger
-	err := c.Update(ctx, db)
+	// The operator's finalizer and status writes may come between our
+	// read and our update: retry those conflicts, not the refusal.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(db), db); err != nil {
+			return err
+		}
+		db.Spec.Storage = &bigger
+		return c.Update(ctx, db)
+	})
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "storage cannot change") {
 		t.Errorf("storage change: %v, want Invalid saying storage cannot change", err)
 	}
