@@ -8,7 +8,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -117,4 +119,60 @@ func (m *mintingCleaner) Reconcile(_ context.Context, w *widget.Widget, _ *recon
 
 func (m *mintingCleaner) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
 	return reconciler.Done(), nil
+}
+
+// A finalizer that cannot be added (the patch fails once) keeps the
+// reconciler from running: nothing may be made that no cleanup would
+// cover. The next reconcile adds it and runs the reconciler once.
+func TestFailedFinalizerAddRunsNoReconcile(t *testing.T) {
+	ns := cluster.Namespace(t)
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w"}, Spec: widget.WidgetSpec{Size: 1}}
+	if err := cluster.Client().Create(t.Context(), w); err != nil {
+		t.Fatal(err)
+	}
+	var failures atomic.Int32
+	failures.Store(1)
+	c := &failingPatch{Client: client.WithFieldOwner(cluster.Client(), "test-controller"), failures: &failures}
+	m, err := observability.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var minted atomic.Int32
+	r := &mintingCleaner{minted: &minted}
+	env := &reconciler.Env{Client: c, Reader: cluster.Client(), Recorder: &observability.FakeRecorder{}, Scheme: cluster.Scheme()}
+	l, err := loop.New[*widget.Widget]("finalizer-fails", env, r, loop.Options{Metrics: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(w)}
+	if _, err := l.Reconcile(t.Context(), req); err == nil {
+		t.Fatal("first reconcile: no error, want the failed finalizer patch")
+	}
+	if n := r.calls.Load(); n != 0 {
+		t.Fatalf("the reconciler ran %d times without its finalizer on", n)
+	}
+	if _, err := l.Reconcile(t.Context(), req); err != nil {
+		t.Fatalf("second reconcile: %v", err)
+	}
+	var got widget.Widget
+	if err := cluster.Client().Get(t.Context(), req.NamespacedName, &got); err != nil {
+		t.Fatal(err)
+	}
+	if r.calls.Load() != 1 || minted.Load() != 1 || len(got.Finalizers) != 1 {
+		t.Errorf("after the retry: %d calls, %d minted, finalizers %v; want 1, 1, the loop's", r.calls.Load(), minted.Load(), got.Finalizers)
+	}
+}
+
+// failingPatch fails its JSON patches (the finalizer's) while failures
+// is positive, as an API server answering 503 does.
+type failingPatch struct {
+	client.Client
+	failures *atomic.Int32
+}
+
+func (f *failingPatch) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	if patch.Type() == types.JSONPatchType && f.failures.Add(-1) >= 0 {
+		return apierrors.NewServiceUnavailable("injected: etcd leader changed")
+	}
+	return f.Client.Patch(ctx, obj, patch, opts...)
 }
