@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -169,8 +170,16 @@ func TestRunWiresProbesMetricsWatchesAndSelector(t *testing.T) {
 		t.Errorf("the widget outside the label selector was reconciled: %+v", o.Status)
 	}
 
-	// /metrics is HTTPS and asks the API server who may read it.
+	// /metrics is HTTPS and asks the API server who may read it. The
+	// metrics server may start after the first reconciles finished.
 	url := fmt.Sprintf("https://127.0.0.1:%d/metrics", metrics)
+	eventually(t, 30*time.Second, "the metrics server listening", func() error {
+		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", metrics), time.Second)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err
+	})
 	if code, _ := scrape(t, url, ""); code != http.StatusUnauthorized {
 		t.Errorf("/metrics without a token = %d, want 401", code)
 	}
