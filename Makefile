@@ -132,7 +132,7 @@ $(CONTROLLER_GEN):
 # manager-role in config/rbac/role.yaml, beside the kustomize files. (The
 # kubebuilder migration guide, docs/kubebuilder, carries kubebuilder's own
 # generated files of its CronJob tutorial, unchanged.)
-EXAMPLES_GEN := webapp kubebuilder echoserver database
+EXAMPLES_GEN := webapp kubebuilder echoserver database dnsrecord
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen, and the ops module's rules, manifests and dashboard.
