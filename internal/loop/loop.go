@@ -83,10 +83,10 @@ type Loop[T client.Object] struct {
 	cleaned  *uidSet // UIDs whose cleanup finished
 	// calls records the reconciler's calls to external systems
 	// (internal/calls) under this controller's name.
-	calls calls.Recorder
-	o        Options
-	limiter  *rateLimiter
-	workers  *workers
+	calls   calls.Recorder
+	o       Options
+	limiter *rateLimiter
+	workers *workers
 
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
