@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -56,11 +59,7 @@ func (c *calls) add(name string) {
 func (c *calls) snapshot() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := make(map[string]int, len(c.n))
-	for k, v := range c.n {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(c.n)
 }
 
 // secretUser reconciles a widget by reading, through Env.Client, the
@@ -275,8 +274,9 @@ func TestReferencedSecretWakesItsPrimary(t *testing.T) {
 }
 
 // 50 widgets name 5 Secrets, 10 each: changing one Secret reconciles its
-// 10 widgets once each and no other; a widget that names another Secret
-// is woken by its new one, not its old one.
+// 10 widgets once each and no other (not even one in another namespace
+// that names a Secret of the same name there); a widget that names
+// another Secret is woken by its new one, not its old one.
 func TestReferencesReconcileExactlyTheNamers(t *testing.T) {
 	ns := cluster.Namespace(t)
 	c := &calls{}
@@ -297,6 +297,14 @@ func TestReferencesReconcileExactlyTheNamers(t *testing.T) {
 	for _, w := range widgets {
 		eventually(t, 30*time.Second, w.Name+" Ready", readyIs(t, w, metav1.ConditionTrue, ""))
 	}
+	// A widget in another namespace names an s2 of its own, which does
+	// not exist: the s2 of the first namespace must not wake it.
+	elsewhere := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: cluster.Namespace(t), Name: "elsewhere", Labels: map[string]string{"loop": ns},
+		Annotations: map[string]string{secretRef: "s2"}}}
+	if err := cluster.Client().Create(t.Context(), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the widget elsewhere Stalled", stalledIs(t, elsewhere))
 	// Reconciles since before, once they have settled.
 	settle := func() map[string]int {
 		t.Helper()
@@ -476,4 +484,118 @@ func TestReferencesMistakes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A cluster-scoped primary names cluster-scoped objects: a Tenant naming
+// its Namespace is Stalled until the Namespace exists and Ready within a
+// second of its creation. A namespaced kind for a cluster-scoped primary
+// could never be named, and Setup refuses it.
+func TestReferencesOfAClusterScopedPrimary(t *testing.T) {
+	installTenantCRD(t)
+	tscheme := widget.Scheme()
+	if err := widget.AddTenantToScheme(tscheme); err != nil {
+		t.Fatal(err)
+	}
+	newMgr := func() manager.Manager {
+		mgr, err := manager.New(cluster.Config, manager.Options{Scheme: tscheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mgr
+	}
+	nsOf := func(tn *widget.Tenant) []string { return []string{tn.Spec.Namespace} }
+	r := reconciler.Func[*widget.Tenant](func(ctx context.Context, tn *widget.Tenant, env *reconciler.Env) (reconciler.Action, error) {
+		if err := env.Client.Get(ctx, client.ObjectKey{Name: tn.Spec.Namespace}, &corev1.Namespace{}); err != nil {
+			if apierrors.IsNotFound(err) {
+				return reconciler.Done(), koperrors.Terminal(fmt.Errorf("namespace %s not found", tn.Spec.Namespace))
+			}
+			return reconciler.Done(), err
+		}
+		return reconciler.Done(), nil
+	})
+
+	err := kopcontroller.New[*widget.Tenant](fmt.Sprintf("refs-tenant-bad-%d", completeRuns.Add(1)), r).
+		References(&corev1.Secret{}, nsOf).Setup(newMgr())
+	if err == nil || !strings.Contains(err.Error(), "names cluster-scoped objects only") || koperrors.KindOf(err) != koperrors.Config {
+		t.Errorf("Setup of a cluster-scoped primary referencing Secrets: %v, want a Config error", err)
+	}
+
+	label := cluster.Namespace(t) // a unique label value
+	mgr := newMgr()
+	if err := kopcontroller.New[*widget.Tenant](fmt.Sprintf("refs-tenant-%d", completeRuns.Add(1)), r).
+		Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+label).
+		References(&corev1.Namespace{}, nsOf).Setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	startManager(t, mgr)
+	c, err := client.New(cluster.Config, client.Options{Scheme: tscheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := &widget.Tenant{ObjectMeta: metav1.ObjectMeta{Name: label, Labels: map[string]string{"loop": label}}, Spec: widget.TenantSpec{Namespace: label + "-home"}}
+	if err := c.Create(t.Context(), tn); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), tn)
+		_ = c.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tn.Spec.Namespace}})
+	})
+	tenantCond := func(typ string) func() error {
+		return func() error {
+			var got widget.Tenant
+			if err := c.Get(t.Context(), client.ObjectKeyFromObject(tn), &got); err != nil {
+				return err
+			}
+			if !status.IsTrue(&got, typ) {
+				return fmt.Errorf("%s not True: %+v", typ, got.Status.Conditions)
+			}
+			return nil
+		}
+	}
+	eventually(t, 30*time.Second, "Stalled on the missing Namespace", tenantCond(status.Stalled))
+	if err := c.Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tn.Spec.Namespace}}); err != nil {
+		t.Fatal(err)
+	}
+	d := latency(t, time.Now(), "Ready once the Namespace exists", tenantCond(status.Ready))
+	t.Logf("Tenant Ready %s after its Namespace was created", d.Round(time.Millisecond))
+	if d > time.Second {
+		t.Errorf("Ready took %s, want within 1s", d)
+	}
+}
+
+// installTenantCRD installs the Tenant CRD for the test and removes it
+// afterwards.
+func installTenantCRD(t *testing.T) {
+	t.Helper()
+	c := cluster.Client()
+	crd := widget.TenantCRD()
+	if err := c.Create(t.Context(), crd); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
+			t.Errorf("delete CRD: %v", err)
+			return
+		}
+		err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			err := c.Get(ctx, client.ObjectKeyFromObject(crd), &apiextensionsv1.CustomResourceDefinition{})
+			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+		})
+		if err != nil {
+			t.Errorf("CRD %s not gone: %v", crd.Name, err)
+		}
+	})
+	eventually(t, 20*time.Second, "the Tenant CRD established", func() error {
+		if err := c.Get(t.Context(), client.ObjectKeyFromObject(crd), crd); err != nil {
+			return err
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return errors.New("not established")
+	})
 }
