@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -70,7 +69,7 @@ func TestRetryAfterDelaysTheNextAttempt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := crcontroller.NewUnmanaged("retry-after", l.ControllerOptions(crcontroller.Options{Reconciler: l, SkipNameValidation: ptr.To(true)}))
+	c, err := crcontroller.NewUnmanaged("retry-after", l.ControllerOptions(crcontroller.Options{Reconciler: l, SkipNameValidation: new(true)}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +84,12 @@ func TestRetryAfterDelaysTheNextAttempt(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- c.Start(ctx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	}()
 
 	select {
 	case <-second:
