@@ -179,7 +179,7 @@ func TestIdleCallsOnlyOnSchedule(t *testing.T) {
 func TestNoCallsWhileNothingIsDue(t *testing.T) {
 	ns := cluster.Namespace(t)
 	s := newSystem()
-	stop := startStoppable(t, "ext-notdue", ns, external.New(connectTo(finder{s}), external.WithPeriod(time.Hour)))
+	stop := start(t, "ext-notdue", ns, external.New(connectTo(finder{s}), external.WithPeriod(time.Hour)), &observability.FakeRecorder{})
 	ws := newWidgets(t, ns, 20, nil)
 	allReady(t, ws, 30*time.Second)
 	settled := s.count("observe")
@@ -194,7 +194,7 @@ func TestNoCallsWhileNothingIsDue(t *testing.T) {
 	stop()
 	// controller-runtime wants a new name for a controller in the same
 	// process; the objects are the same.
-	startStoppable(t, "ext-notdue-restarted", ns, external.New(connectTo(finder{s}), external.WithPeriod(time.Hour)))
+	start(t, "ext-notdue-restarted", ns, external.New(connectTo(finder{s}), external.WithPeriod(time.Hour)), &observability.FakeRecorder{})
 	time.Sleep(3 * time.Second)
 	if got := s.count("observe") - settled; got != 0 {
 		t.Errorf("observes after label changes and a restart: %d, want 0", got)

@@ -247,16 +247,16 @@ func connectTo(c external.Client[*widget.Widget]) func(context.Context, *widget.
 	}
 }
 
-// startStoppable runs an external Reconciler for the Widgets of namespace
-// ns like start, and returns a function that stops it and waits for Run to
-// return.
-func startStoppable(t *testing.T, name, ns string, r *external.Reconciler[*widget.Widget]) (stop func()) {
+// start runs an external Reconciler for the Widgets of namespace ns
+// (selected by label) until the test ends, and returns a function that
+// stops it earlier and waits for Run to return.
+func start(t *testing.T, name, ns string, r *external.Reconciler[*widget.Widget], rec observability.Recorder) (stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		done <- kopcontroller.New[*widget.Widget](name, r).Config(cluster.Config).Scheme(scheme).
-			Recorder(&observability.FakeRecorder{}).LabelSelector("ext=" + ns).Run(ctx)
+			Recorder(rec).LabelSelector("ext="+ns).Concurrency(8).Run(ctx)
 	}()
 	var once sync.Once
 	stop = func() {
@@ -274,29 +274,6 @@ func startStoppable(t *testing.T, name, ns string, r *external.Reconciler[*widge
 	}
 	t.Cleanup(stop)
 	return stop
-}
-
-// start runs an external Reconciler for the Widgets of namespace ns
-// (selected by label) until the test ends.
-func start(t *testing.T, name, ns string, r *external.Reconciler[*widget.Widget], rec observability.Recorder) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- kopcontroller.New[*widget.Widget](name, r).Config(cluster.Config).Scheme(scheme).
-			Recorder(rec).LabelSelector("ext=" + ns).Concurrency(8).Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("Run did not return after its context ended")
-		}
-	})
 }
 
 // newWidgets creates n Widgets of size 1 in ns.
