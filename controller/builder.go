@@ -50,6 +50,7 @@ type Builder[T client.Object] struct {
 	predicates  []predicate.Predicate // nil: the default ignoreStatusOnly
 	owns        []client.Object
 	watches     []watch
+	refs        []reference[T]
 	raw         []func(*builder.Builder)
 	selector    labels.Selector
 	watcher     *cache.ByObject

@@ -99,7 +99,8 @@
 //
 // A change to the object (its spec, labels, annotations, finalizers, owner
 // references or deletion), to a child declared with Owns, to an object
-// watched with Watch, and the informers' periodic resync. An update that
+// watched with Watch or named by the object ([Builder.References]), and
+// the informers' periodic resync. An update that
 // changes only the object's status does not: the reconciler's own status
 // write would come back as a second, idle reconcile per change (and, for a
 // Stalled object, a second failure in the logs). This is java-operator-sdk's
@@ -116,6 +117,61 @@
 // only the kinds watched here (the primary kind, Owns, Watch, the Syncer's
 // child kinds); it applies other kinds without reading, so a controller
 // needs no list or watch permission on kinds it only writes.
+//
+// # Objects a primary references
+//
+// A primary often names other objects: a Secret with credentials, a
+// ConfigMap, another custom resource. It must be reconciled when one of
+// them changes, appears (a Secret created after the primary that names
+// it) or goes away. [Builder.References] says which, with a function from
+// the primary to the names:
+//
+//	kopcontroller.New[*v1.Database]("database", r).
+//		References(&corev1.Secret{}, func(db *v1.Database) []string { return []string{db.Spec.CredentialsSecret} }).
+//		Run(ctx)
+//
+// The Builder registers a field index on the primaries in the manager's
+// cache (mgr.GetFieldIndexer(), under Run and Setup alike) from the names
+// to the primaries that return them, and watches the kind: each event of
+// an object of it (create, update, delete) lists the primaries that name
+// it from that index, without a request, and reconciles each at once. A
+// primary that names another object is indexed anew when it changes, so
+// its old one wakes it no more. These events do not pass through the
+// primary's filters (the status-only filter and the loop's own-write
+// filter apply to the primary's own events), so none is dropped. Each
+// call has its own index, named after the controller and the call: two
+// kinds, or one kind named in two fields, compose.
+//
+// The watch is metadata-only (PartialObjectMetadata): the cache holds the
+// names, labels, annotations and versions of the Secrets, never their
+// data. The reconciler reads the one it needs through Env.Client, with
+// one get to the API server: under Run the manager's client is made with
+// the kind's cache disabled (client.CacheOptions DisableFor); under Setup
+// the Builder cannot change your manager's client, so the Env it gives
+// the reconciler routes reads of the kind to the manager's uncached
+// reader (what Env.Reader is) itself. The same reconciler reads live under
+// both. Reading the kind from the manager's cache instead would start a
+// second, full informer beside the metadata one (every Secret's data in
+// the operator's memory), and the two caches would disagree for a moment:
+// a Secret whose deletion woke the primary could still be read from the
+// other. When the controller also watches the kind in full (Owns, Watch,
+// a Syncer's child kinds), that cache exists anyway, and reads of the
+// kind use it. Under Setup, other readers of your manager's client
+// (mgr.GetClient()) are not changed.
+//
+// Names are in the primary's namespace. This is Kubernetes' own rule for
+// references without a namespace (a Pod's secretKeyRef, an Ingress's TLS
+// secretName): whoever may create a primary in a namespace can make the
+// operator read and wait on objects of that namespace only, never on
+// another namespace's Secret (crossing namespaces takes a grant, as the
+// Gateway API's ReferenceGrant). A cluster-scoped primary has no
+// namespace, so its names are of cluster-scoped objects (a Tenant naming
+// its Namespace); References of a namespaced kind for it is a mistake,
+// returned by Setup and Run, since no event of that kind could match it.
+// A cluster-scoped primary that names a Secret in some namespace crosses
+// namespaces by design: give it a [Builder.Watch] with a mapper of your
+// own. A cluster-scoped kind (Namespace, ClusterRole) is named by name
+// from any primary, namespaced or not.
 //
 // # Permissions
 //
@@ -137,6 +193,10 @@
 //     pruned (gc, Sync). get where a Syncer must read a child the cache
 //     cannot answer for: under Setup without [Builder.CompleteCache], one
 //     get per new child (a list by name when get is refused).
+//   - Each kind given to [Builder.References]: list and watch (the
+//     metadata-only watch; RBAC has no metadata-only verb, so the rule
+//     would let the operator list the data too, though it never asks for
+//     it), and get (the reconciler's reads).
 //   - events.k8s.io events: create and patch, in the namespaces of the
 //     objects events are about.
 //   - Leader election: get, create and update on coordination.k8s.io
@@ -149,7 +209,11 @@
 // # Mistakes
 //
 // A nil reconciler, an invalid label selector, a concurrency below 1, the
-// same port for health and metrics: each is recorded when the method is
-// called and returned, joined, by Run or Setup as an error of Kind Config.
+// same port for health and metrics, a References of a nil kind or with a
+// nil name function: each is recorded when the method is called and
+// returned, joined, by Run or Setup as an error of Kind Config. What needs
+// the scheme or the API server is found by Run or Setup, as an error of
+// the same Kind: a References kind the scheme does not know, the
+// controller's own kind, a namespaced kind for a cluster-scoped primary.
 // The Builder never panics.
 package controller

@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
+	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
@@ -74,6 +76,35 @@ func ExampleBuilder_CompleteCache() {
 		return
 	}
 	fmt.Println(mgr.Start(ctrl.SetupSignalHandler()))
+}
+
+// A Widget names, in an annotation, the Secret with its credentials. The
+// controller reconciles each Widget when the Secret it names is created,
+// changed or deleted; the Secret is watched metadata-only, and read with
+// one get when a Widget needs it. A missing Secret stalls the Widget until
+// it is created.
+func ExampleBuilder_References() {
+	const credentials = "example.com/credentials"
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+		var s corev1.Secret
+		if err := env.Client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Annotations[credentials]}, &s); err != nil {
+			if apierrors.IsNotFound(err) {
+				return reconciler.Done(), koperrors.Terminal(err) // Stalled until the Secret exists
+			}
+			return reconciler.Done(), err
+		}
+		// ... use s.Data["token"] ...
+		return reconciler.Done(), nil
+	})
+	if _, err := ctrl.GetConfig(); err != nil {
+		fmt.Println("no cluster:", err)
+		return
+	}
+	err := kopcontroller.New[*widget.Widget]("widgets", r).
+		Scheme(scheme).
+		References(&corev1.Secret{}, func(w *widget.Widget) []string { return []string{w.Annotations[credentials]} }).
+		Run(ctrl.SetupSignalHandler())
+	fmt.Println(err)
 }
 
 // WidgetReconciler is a plain controller-runtime reconciler, as

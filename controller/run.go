@@ -56,6 +56,10 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		}
 	}
 	proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+	refGVKs, err := b.refGVKs(mgr.GetScheme(), proto)
+	if err != nil {
+		return err
+	}
 	// The Applier reads only the kinds the controller watches from the
 	// cache (see EnvFor), and counts its outcomes under the controller's
 	// name; the recorder, unless given, reports as the field owner, writes
@@ -74,6 +78,17 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	}
 	if b.recorder == nil {
 		b.ownRecorder, _ = env.Recorder.(*observability.EventRecorder)
+	}
+	// Referenced kinds are read live (see References): under Run the
+	// manager's client was made so; under Setup the Env's client routes
+	// them to the uncached reader.
+	if !ownManager {
+		env.Client = newLiveReads(env.Client, mgr.GetAPIReader(), mgr.GetScheme(),
+			b.liveKinds(mgr.GetScheme(), refGVKs, append(append([]client.Object{proto}, owns...), b.watchedKinds()...)))
+	}
+	refHandlers, err := b.setupReferences(mgr, proto, refGVKs)
+	if err != nil {
+		return err
 	}
 	lo := b.loop
 	lo.Metrics = metrics
@@ -122,6 +137,10 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	}
 	for _, w := range b.watches {
 		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))
+	}
+	// Metadata-only: the names of the referenced objects, not their data.
+	for i, r := range b.refs {
+		bld = bld.WatchesMetadata(r.kind, refHandlers[i])
 	}
 	for _, f := range b.raw {
 		f(bld)
@@ -175,6 +194,22 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 		}
 		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
 		opts.Cache.ByObject = map[client.Object]cache.ByObject{proto: byObject}
+	}
+	// The reconciler reads the objects it references live, one get each:
+	// no informer holds their data (see References).
+	if len(b.refs) > 0 {
+		proto := reflect.New(reflect.TypeFor[T]().Elem()).Interface().(T)
+		refGVKs, err := b.refGVKs(scheme, proto)
+		if err != nil {
+			return err
+		}
+		owns, err := b.ownedKinds(scheme)
+		if err != nil {
+			return err
+		}
+		if live := b.liveKinds(scheme, refGVKs, append(append([]client.Object{proto}, owns...), b.watchedKinds()...)); len(live) > 0 {
+			opts.Client.Cache = &client.CacheOptions{DisableFor: live}
+		}
 	}
 	// Cached objects keep only this controller's managedFields entry: what
 	// the Applier needs to prove an apply unchanged after a restart (0

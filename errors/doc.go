@@ -1,7 +1,8 @@
 // Package errors is kopgo's error type: one error that says what went wrong
 // (a [Kind] from a closed set), during which operation, on which object, and
-// why (the cause, through Unwrap). It also carries the one marker the
-// reconcile loop understands, [Terminal].
+// why (the cause, through Unwrap). It also carries the marks the reconcile
+// loop understands: [Terminal], a condition reason ([WithReason]) and a
+// delay before the retry ([RetryAfterOf]).
 //
 // Import it as koperrors; kopgo's own code does:
 //
@@ -93,5 +94,41 @@
 //
 //	if spec.Port > 65535 {
 //		return koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.port %d: must be at most 65535", spec.Port))
+//	}
+//
+// # Reasons
+//
+// The Ready, Reconciling and Stalled conditions that kopgo's loop and
+// status.Finish write for a failure, and the loop's Warning event, carry
+// [ReasonOf](err) as reason: the name of the error's Kind ("NotFound",
+// "Invalid", ...), unless the error was marked with a reason of its own
+// by [WithReason] (the outermost mark wins) or came from [FromHTTP]
+// ("Unauthorized" for a 401). A reason is CamelCase and valid for a
+// metav1.Condition; WithReason replaces an invalid one by the Kind's name.
+// Like [Terminal], the mark keeps the message and the cause, and survives
+// %w, errors.Join and [Wrap]. The metrics' error_kind label stays the Kind,
+// a closed set.
+//
+//	return koperrors.Terminal(koperrors.WithReason(err, "QuotaExceeded"))
+//
+// # Errors from other HTTP APIs
+//
+// [FromHTTP] turns a failed response of a system outside Kubernetes (a
+// cloud provider, a DNS service) into an [*Error] with a Kind from its
+// status (401 and 403 Forbidden and terminal, 404 and 410 NotFound, 409
+// AlreadyExists, other 4xx but 408, 425 and 429 Invalid and terminal, 429
+// and 5xx Unavailable, 408 and 504 Timeout), a message that names the
+// host, method, path and status, and the response's Retry-After as its
+// delay, which [RetryAfterOf] reports. kopgo's loop retries such a failure
+// no sooner than that delay, unless the reconciler returned a delay of its
+// own with it (reconciler.RequeueAfter(d), err):
+//
+//	resp, err := c.http.Do(req)
+//	if err != nil {
+//		return koperrors.Wrap(err, "create record", kopmeta.RefOf(rec))
+//	}
+//	defer resp.Body.Close()
+//	if err := koperrors.FromHTTP(resp); err != nil {
+//		return err // 429 with Retry-After: 30: Reconciling, retried in 30 s
 //	}
 package errors

@@ -3,6 +3,10 @@ package errors_test
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -56,4 +60,43 @@ func ExampleKinds() {
 	fmt.Println()
 	// Output:
 	// Internal NotFound Conflict Forbidden Invalid Timeout Unavailable Serialization IO Config AlreadyExists Expired
+}
+
+func ExampleFromHTTP() {
+	// A provider's answer, as an http.Client returns it (resp.Body is the
+	// caller's to close; FromHTTP reads at most 512 bytes of it).
+	u, _ := url.Parse("https://dns.example.com/v1/records?zone=example.org")
+	resp := &http.Response{
+		StatusCode: http.StatusTooManyRequests,
+		Header:     http.Header{"Retry-After": {"30"}},
+		Body:       io.NopCloser(strings.NewReader(`{"error": "rate limited"}`)),
+		Request:    &http.Request{Method: http.MethodPost, URL: u},
+	}
+
+	err := koperrors.FromHTTP(resp)
+	delay, ok := koperrors.RetryAfterOf(err)
+	fmt.Println(err)
+	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err), koperrors.ReasonOf(err), delay, ok)
+
+	resp.StatusCode, resp.Header, resp.Body = http.StatusUnauthorized, nil, http.NoBody
+	err = koperrors.FromHTTP(resp)
+	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err), koperrors.ReasonOf(err))
+	// Output:
+	// dns.example.com POST /v1/records: 429 Too Many Requests: {"error": "rate limited"}
+	// Unavailable false Unavailable 30s true
+	// Forbidden true Unauthorized
+}
+
+func ExampleWithReason() {
+	quota := koperrors.Errorf(koperrors.Invalid, "provider: 3 of 3 zones in use")
+	err := fmt.Errorf("create zone: %w", koperrors.Terminal(koperrors.WithReason(quota, "QuotaExceeded")))
+	fmt.Println(err)
+	fmt.Println(koperrors.ReasonOf(err), koperrors.KindOf(err), koperrors.IsTerminal(err))
+
+	// An invalid reason falls back to the kind.
+	fmt.Println(koperrors.ReasonOf(koperrors.WithReason(quota, "quota exceeded")))
+	// Output:
+	// create zone: provider: 3 of 3 zones in use
+	// QuotaExceeded Invalid true
+	// Invalid
 }

@@ -17,6 +17,14 @@
 //	kopgo_apply_total{controller,outcome}
 //	kopgo_gc_deletions_total{controller}
 //	kopgo_reconcile_deferred_total{controller,outcome}  outcome deferred or expired
+//	kopgo_external_requests_total{controller,operation,outcome}
+//	kopgo_external_request_duration_seconds{controller,operation}  histogram
+//
+// The two kopgo_external series count the calls the external package makes
+// to a system outside the cluster ([Metrics.RecordExternalCall]): operation
+// observe, create, update, delete or find; outcome success or, for a
+// failure, its error_kind (a 429 from a provider read through
+// koperrors.FromHTTP is unavailable, a 401 forbidden).
 //
 // kopgo_reconcile_deferred_total counts reconciles the loop put off
 // because the cache still held the object older than this process's last
@@ -31,7 +39,9 @@
 //	error_kind   a koperrors.Kind in lower snake_case: internal, not_found,
 //	             conflict, forbidden, invalid, timeout, unavailable,
 //	             serialization, io, config, already_exists, expired
-//	outcome      created, updated, unchanged
+//	outcome      created, updated, unchanged (kopgo_apply_total);
+//	             success or an error_kind (kopgo_external_requests_total)
+//	operation    observe, create, update, delete, find
 //
 // A conflict is counted as a result but not as an error; a timeout and a
 // panic are errors. The label is error_kind, not kind, so that it does not

@@ -34,6 +34,9 @@ type Metrics struct {
 	deletions  *prometheus.CounterVec
 	deferrals  *prometheus.CounterVec
 
+	externalCalls    *prometheus.CounterVec
+	externalDuration *prometheus.HistogramVec
+
 	// Object health (health.go): kept per object, summarised at a scrape.
 	health *healthCollector
 }
@@ -106,6 +109,14 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "kopgo_reconcile_deferred_total",
 			Help: "Reconciles deferred because the cache held the object older than this process's last write to it (outcome deferred), and those run anyway after the bounded wait (outcome expired).",
 		}, []string{"controller", "outcome"}),
+		externalCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kopgo_external_requests_total",
+			Help: "Calls to an external system (the external package's observe, create, update, delete, find) by controller, operation and outcome: success, or the error's kind.",
+		}, []string{"controller", "operation", "outcome"}),
+		externalDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kopgo_external_request_duration_seconds", Help: "Time spent in a call to an external system, by controller and operation.",
+			Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}, []string{"controller", "operation"}),
 	}
 	var err error
 	m.reconciles = register(reg, m.reconciles, &err)
@@ -114,6 +125,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
 	m.deferrals = register(reg, m.deferrals, &err)
+	m.externalCalls = register(reg, m.externalCalls, &err)
+	m.externalDuration = register(reg, m.externalDuration, &err)
 	m.health = register(reg, newHealthCollector(), &err)
 	if err != nil {
 		return nil, koperrors.WrapKind(koperrors.Config, err, "register metrics", kopmeta.ObjectRef{})
@@ -198,6 +211,23 @@ func (m *Metrics) RecordDeferral(controller string, expired bool) {
 		outcome = "expired"
 	}
 	m.deferrals.WithLabelValues(controller, outcome).Inc()
+}
+
+// RecordExternalCall records one call of controller to a system outside
+// the cluster: operation ("observe", "create", "update", "delete", "find"
+// for the external package's calls), its outcome ("success", or for a
+// failure the kind of err, koperrors.KindOf, as error_kind labels it in
+// kopgo_reconcile_errors_total) and its duration d.
+func (m *Metrics) RecordExternalCall(controller, operation string, err error, d time.Duration) {
+	if m == nil {
+		return
+	}
+	outcome := "success"
+	if err != nil {
+		outcome = errorKindLabel(koperrors.KindOf(err))
+	}
+	m.externalCalls.WithLabelValues(controller, operation, outcome).Inc()
+	m.externalDuration.WithLabelValues(controller, operation).Observe(d.Seconds())
 }
 
 // errorKindLabel is the error_kind label value of k: its name in lower

@@ -37,8 +37,8 @@ type Query struct {
 const sel = `controller=~"$controller"`
 
 // Rows returns the dashboard's content: object health first (the
-// on-call's first question), then reconciles, the work queue, writes and
-// leadership.
+// on-call's first question), then reconciles, the work queue, writes,
+// external calls and leadership.
 func Rows() []Row {
 	return []Row{{
 		Title: "Objects",
@@ -129,6 +129,19 @@ func Rows() []Row {
 			Title: "API requests by code", Unit: "reqps",
 			Description: "Requests of the operator's clients to the API server.",
 			Queries:     []Query{{`sum by (code, method) (rate(rest_client_requests_total[$__rate_interval]))`, "{{method}} {{code}}"}},
+		}},
+	}, {
+		Title: "External calls",
+		Panels: []Panel{{
+			Title: "External calls by outcome", Unit: "reqps",
+			Description: "Calls to the system outside the cluster by operation and outcome (success, or the error's kind); KopgoExternalCallsFailing fires when more than 10% fail.",
+			Queries:     []Query{{`sum by (controller, operation, outcome) (rate(kopgo_external_requests_total{` + sel + `}[$__rate_interval]))`, "{{controller}} {{operation}} {{outcome}}"}},
+		}, {
+			Title: "External call duration", Unit: "s",
+			Queries: []Query{
+				{`histogram_quantile(0.5, sum by (controller, operation, le) (rate(kopgo_external_request_duration_seconds_bucket{` + sel + `}[$__rate_interval])))`, "{{controller}} {{operation}} p50"},
+				{`histogram_quantile(0.99, sum by (controller, operation, le) (rate(kopgo_external_request_duration_seconds_bucket{` + sel + `}[$__rate_interval])))`, "{{controller}} {{operation}} p99"},
+			},
 		}},
 	}, {
 		Title: "Leadership",

@@ -19,6 +19,7 @@ func ExampleAlerts() {
 	// KopgoWorkqueueBacklogGrowing  warning  for 15m0s
 	// KopgoNoLeader                 critical for 5m0s
 	// KopgoControllerStuck          critical for 10m0s
+	// KopgoExternalCallsFailing     warning  for 15m0s
 }
 
 // Render the ServiceMonitor and PrometheusRule for your own operator
@@ -33,5 +34,5 @@ func ExampleServiceMonitor() {
 	fmt.Println(rule.Name, len(rule.Spec.Groups[0].Rules), "rules")
 	// Output:
 	// webapp-system webapp-metrics https HTTPS
-	// webapp-alerts 7 rules
+	// webapp-alerts 8 rules
 }

@@ -34,6 +34,8 @@ const (
 // Alerts returns kopgo's alert rules. The expressions use kopgo's metrics
 // (github.com/kopgo/kopgo/observability) and controller-runtime's; every
 // alert names the controller, or for KopgoNoLeader the lease, it is about.
+// KopgoExternalCallsFailing reads kopgo_external_requests_total, which the
+// external package's calls count (outcome success or the error's kind).
 func Alerts() []Alert {
 	return []Alert{{
 		Name:     "KopgoObjectsStalled",
@@ -90,6 +92,15 @@ func Alerts() []Alert {
 		Summary:  "Controller {{ $labels.controller }} reconciles nothing while work waits",
 		Description: "{{ $value }} objects wait in the work queue of controller {{ $labels.controller }} and it has not reconciled any for 10 minutes: " +
 			"its caches have not synced, or every worker is stuck.",
+	}, {
+		Name: "KopgoExternalCallsFailing",
+		Expr: `sum by (controller, operation, outcome) (rate(kopgo_external_requests_total{outcome!="success"}[10m]))` +
+			` / on (controller, operation) group_left () sum by (controller, operation) (rate(kopgo_external_requests_total[10m])) > 0.1`,
+		For:      15 * time.Minute,
+		Severity: "warning",
+		Summary:  "Calls of controller {{ $labels.controller }} to its external system fail",
+		Description: "{{ $value | humanizePercentage }} of the {{ $labels.operation }} calls of controller {{ $labels.controller }} " +
+			"to the external system failed with {{ $labels.outcome }} over the last 10 minutes, for 15 minutes.",
 	}}
 }
 

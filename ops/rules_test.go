@@ -92,7 +92,20 @@ func ruleCases(t *testing.T) map[string][]ruleCase {
 		reconciles = `kopgo_reconcile_total{controller="web",result="success"} 0+%dx60` + "\n"
 		errs       = `kopgo_reconcile_errors_total{controller="web",error_kind="unavailable"} 0+%dx60` + "\n"
 	)
+	const (
+		calls  = `kopgo_external_requests_total{controller="dns",operation="create",outcome="success"} 0+%dx60` + "\n"
+		failed = `kopgo_external_requests_total{controller="dns",operation="create",outcome="unavailable"} 0+%dx60` + "\n"
+		others = `kopgo_external_requests_total{controller="dns",operation="observe",outcome="success"} 0+1000x60` + "\n"
+	)
 	return map[string][]ruleCase{
+		"KopgoExternalCallsFailing": {
+			// 11 of 100 creates fail; the observes that all succeed do not
+			// dilute the ratio, which is per operation.
+			{"11% of creates fail", "load 1m\n  " + fmt.Sprintf(calls, 89) + "  " + fmt.Sprintf(failed, 11) + "  " + others, 30 * time.Minute, []string{"dns/create/unavailable"}},
+			{"10% of creates fail", "load 1m\n  " + fmt.Sprintf(calls, 90) + "  " + fmt.Sprintf(failed, 10) + "  " + others, 30 * time.Minute, nil},
+			{"11% fail, for 14m", "load 1m\n  " + fmt.Sprintf(calls, 89) + "  " + fmt.Sprintf(failed, 11), 15 * time.Minute, nil},
+			{"no call fails", "load 1m\n  " + fmt.Sprintf(calls, 100) + "  " + others, 30 * time.Minute, nil},
+		},
 		"KopgoObjectsStalled": {
 			{"stalled past 5m", "load 1m\n" + objects(t, nil, []time.Duration{5*time.Minute + 10*time.Second, time.Minute}, 3), time.Minute, []string{"web"}},
 			{"stalled under 5m", "load 1m\n" + objects(t, []time.Duration{time.Hour}, []time.Duration{4*time.Minute + 50*time.Second}, 3), 10 * time.Minute, nil},
@@ -163,7 +176,8 @@ func TestAlerts(t *testing.T) {
 
 // evaluate runs a's rule over c's series as Prometheus's rule manager
 // does, every ops.EvalInterval, and returns the alerts firing at the end
-// by their controller (and error_kind) or lease name.
+// by their controller (and error_kind, or operation and outcome) or lease
+// name.
 func evaluate(t *testing.T, a ops.Alert, c ruleCase) []string {
 	t.Helper()
 	storage := promqltest.LoadedStorage(t, c.load)
@@ -188,6 +202,9 @@ func evaluate(t *testing.T, a ops.Alert, c ruleCase) []string {
 		id := al.Labels.Get("controller")
 		if k := al.Labels.Get("error_kind"); k != "" {
 			id += "/" + k
+		}
+		if op := al.Labels.Get("operation"); op != "" {
+			id += "/" + op + "/" + al.Labels.Get("outcome")
 		}
 		if id == "" {
 			id = al.Labels.Get("name")

@@ -91,6 +91,14 @@ const StalledRetry = 10 * time.Minute
 //     whose Job was refused still runs its next schedule), and
 //     controller-runtime counts a requeue, not an error. Record the
 //     failure in status with status.SetError, which shows Stalled;
+//   - any other error that carries a delay ([koperrors.RetryAfterOf]: a
+//     provider's 429 or 503 with Retry-After, through
+//     [koperrors.FromHTTP]): ctrl.Result{RequeueAfter: delay} and no
+//     error, for the same reason, so the retry comes no sooner than the
+//     provider asked; the delay of a [RequeueAfter] returned with it wins,
+//     as in kopgo's loop. controller-runtime counts a requeue and logs
+//     nothing: record the failure with status.SetError (Ready=False,
+//     Reconciling=True) and log it if you want a line;
 //   - any other error: the error, retried with controller-runtime's
 //     backoff (a delay asked for with it needs kopgo's loop or a rate
 //     limiter of your own).
@@ -111,7 +119,14 @@ const StalledRetry = 10 * time.Minute
 func Result(a Action, err error) (reconcile.Result, error) {
 	switch {
 	case err != nil && !koperrors.IsTerminal(err):
-		return reconcile.Result{}, err
+		delay, ok := koperrors.RetryAfterOf(err)
+		if !ok {
+			return reconcile.Result{}, err
+		}
+		if a.requeue && a.after > 0 {
+			delay = a.after // asked for with the failure: wins, as in kopgo's loop
+		}
+		return reconcile.Result{RequeueAfter: delay}, nil
 	case err != nil && (!a.requeue || a.after == 0):
 		if errors.Is(err, reconcile.TerminalError(nil)) {
 			return reconcile.Result{}, err

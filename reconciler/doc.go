@@ -51,22 +51,29 @@
 //   - [Requeue](), nil: look again as soon as the rate limiter allows.
 //   - koperrors.Terminal(err), a 422 from the API server that names a
 //     field (a child the spec asked for is invalid) or a 400: a verdict
-//     about the spec. Stalled=True and Ready=False with the error's kind as
-//     reason, a Warning event, no retry with backoff; the object is
-//     reconciled again when it changes, after the Action's delay if one was
-//     returned (a schedule goes on), and after the Builder's StalledRetry
-//     (10 minutes) anyway, so that a verdict made by mistake does not last.
+//     about the spec. Stalled=True and Ready=False with the error's reason
+//     (koperrors.ReasonOf: the kind, unless the error was marked with
+//     koperrors.WithReason or is a provider's 401 from koperrors.FromHTTP,
+//     "Unauthorized"), a Warning event with that reason, no retry with
+//     backoff; the object is reconciled again when it changes, after the
+//     Action's delay if one was returned (a schedule goes on), and after
+//     the Builder's StalledRetry (10 minutes, or the error's own delay if
+//     longer) anyway, so that a verdict made by mistake does not last.
 //   - An optimistic-lock 409 Conflict: retried promptly through the rate
 //     limiter (its backoff starts at 5 ms), without a log line or status
 //     write; the fourth in a row is a failure like any other below.
 //   - Any other error (AlreadyExists included): Ready=False and
-//     Reconciling=True, with the error's kind as reason and its message;
-//     the status the reconciler set besides (an ID it recorded) is written
-//     too. Retried after the delay of the Action returned with it
-//     (reconciler.RequeueAfter(d), err: d instead of the backoff, from the
-//     first failure on), else after the [ErrorPolicy] hook's delay (it
-//     sees how many times in a row the object failed), else with
-//     exponential backoff (5 ms doubling to 5 minutes). Only the API
+//     Reconciling=True, with the error's reason (koperrors.ReasonOf, as
+//     above) and its message; the status the reconciler set besides (an ID
+//     it recorded) is written too. Retried after the delay of the Action
+//     returned with it (reconciler.RequeueAfter(d), err: d instead of the
+//     backoff, from the first failure on), else after the [ErrorPolicy]
+//     hook's delay (it sees how many times in a row the object failed),
+//     else with exponential backoff (5 ms doubling to 5 minutes); without
+//     an Action's delay, never sooner than the delay the error carries
+//     (koperrors.RetryAfterOf: a provider's Retry-After through
+//     koperrors.FromHTTP), so a 429 with Retry-After: 30 waits 30 s
+//     however short the policy or the backoff. Only the API
 //     server's own unavailability (an error of kind Unavailable or Timeout
 //     from a request to it: a Kubernetes API status, or a failed connection
 //     to its host and port) is retried within 3 s at most, so that an
@@ -103,7 +110,10 @@
 //
 // [Result] maps an Action and an error onto ctrl.Result for a plain
 // controller-runtime reconciler that uses kopgo's helpers: a requeue waits
-// as asked and is not counted as an error.
+// as asked and is not counted as an error, and so does a failure whose
+// error carries a delay (koperrors.RetryAfterOf): it is requeued after
+// that delay, since controller-runtime drops the result of a reconcile
+// that returns an error.
 //
 // # Shutdown
 //

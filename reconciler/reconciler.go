@@ -72,11 +72,13 @@ type Finalizer[T client.Object] interface {
 //	}
 //
 // A delay the reconciler returned with the failure
-// (return reconciler.RequeueAfter(d), err) wins over the policy; the hook
-// is called all the same (with the same failures count), so a policy that
-// counts or logs sees every failure; so it is for a terminal failure and
-// an optimistic-lock conflict retried quietly, whose timing it does not
-// change. It is not called for a reconcile cut short by shutdown.
+// (return reconciler.RequeueAfter(d), err) wins over the policy; without
+// one, the retry comes no sooner than the delay the error carries
+// (koperrors.RetryAfterOf, a provider's Retry-After), whatever the policy
+// returns. The hook is called all the same (with the same failures
+// count), so a policy that counts or logs sees every failure; so it is for
+// a terminal failure and an optimistic-lock conflict retried quietly,
+// whose timing it does not change. It is not called for a reconcile cut short by shutdown.
 type ErrorPolicy[T client.Object] interface {
 	RetryAfter(obj T, err error, failures int) time.Duration
 }

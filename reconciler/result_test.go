@@ -3,6 +3,7 @@ package reconciler_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -41,6 +42,9 @@ func TestResult(t *testing.T) {
 	plain := errors.New("backend down")
 	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", field.ErrorList{field.Invalid(field.NewPath("data").Key("a b"), "a b", "a valid config key must consist of alphanumeric characters")})
 	invalidNoField := apierrors.NewInvalid(schema.GroupKind{Kind: "ConfigMap"}, "cm", nil)
+	// A provider's answers through koperrors.FromHTTP.
+	limited := koperrors.FromHTTP(&http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"30"}}})
+	unauthorized := koperrors.FromHTTP(&http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{"Retry-After": {"30"}}})
 	for _, tc := range []struct {
 		name    string
 		action  reconciler.Action
@@ -60,6 +64,12 @@ func TestResult(t *testing.T) {
 		{"422 naming a field", reconciler.Done(), invalid, reconcile.Result{}, invalid},
 		{"422 naming a field with a schedule", reconciler.RequeueAfter(time.Hour), invalid, reconcile.Result{RequeueAfter: time.Hour}, nil},
 		{"422 without a field is not terminal", reconciler.Done(), invalidNoField, reconcile.Result{}, invalidNoField},
+		{"failure with Retry-After: requeue after it", reconciler.Done(), limited, reconcile.Result{RequeueAfter: 30 * time.Second}, nil},
+		{"failure with Retry-After, requeue now: after it", reconciler.Requeue(), limited, reconcile.Result{RequeueAfter: 30 * time.Second}, nil},
+		{"failure with Retry-After and a delay: the delay", reconciler.RequeueAfter(time.Minute), limited, reconcile.Result{RequeueAfter: time.Minute}, nil},
+		{"failure with Retry-After, wrapped and marked", reconciler.Done(), koperrors.WithReason(fmt.Errorf("create: %w", limited), "RateLimited"), reconcile.Result{RequeueAfter: 30 * time.Second}, nil},
+		{"terminal with Retry-After: terminal", reconciler.Done(), unauthorized, reconcile.Result{}, unauthorized},
+		{"terminal with Retry-After and a schedule: the schedule", reconciler.RequeueAfter(time.Hour), unauthorized, reconcile.Result{RequeueAfter: time.Hour}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := reconciler.Result(tc.action, tc.err)

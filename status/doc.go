@@ -179,10 +179,14 @@
 // A nil error is Ready=True (or the reconciler's own Reconciling or
 // Stalled report); a terminal error (koperrors.IsTerminal: marked
 // Terminal, or the API server's 422 naming a field) is Stalled; any other
-// error is Ready=False with Reconciling=True. The reason of an error is its
-// kind (koperrors.KindOf(err): "NotFound", "Invalid", ...), a closed set one
-// can alert on; the message is the error's text, which names the operation
-// and the object, cut to the API's 32768-byte limit. A requeue is not an
+// error is Ready=False with Reconciling=True. The reason of an error is
+// koperrors.ReasonOf(err): its kind (koperrors.KindOf(err): "NotFound",
+// "Invalid", ...), a closed set one can alert on, unless the reconciler
+// marked it with a reason of its own (koperrors.WithReason(err,
+// "QuotaExceeded")) or it is a provider's 401 turned into an error by
+// koperrors.FromHTTP ("Unauthorized"); the message is the error's text,
+// which names the operation and the object, cut to the API's 32768-byte
+// limit. A requeue is not an
 // input: it changes no condition, so Ready reflects the work, not the
 // schedule. [SetError] is Begin and Finish in one call, for a reconcile
 // that reports nothing but its error (kuberator's WithStatusError).

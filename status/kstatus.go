@@ -27,8 +27,9 @@ const (
 
 // ReasonSucceeded is the reason of the Ready=True that [Finish] and
 // [SetError] write for a success the reconciler did not describe itself.
-// Other reasons come from the caller, or from an error's kind
-// ("NotFound", "Invalid", ...).
+// Other reasons come from the caller, or from an error
+// (koperrors.ReasonOf: its kind, "NotFound", "Invalid", ..., or a reason
+// it was marked with).
 const ReasonSucceeded = "Succeeded"
 
 // MarkReady records that the desired state is in effect: Ready=True with

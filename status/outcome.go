@@ -39,12 +39,14 @@ func Begin(obj Setter) (read []metav1.Condition) {
 //   - err is terminal ([koperrors.IsTerminal]: marked Terminal, a 422
 //     naming a field, or a verdict that says it is terminal, such as the
 //     Applier's refusal to take over an object someone else holds):
-//     Stalled=True and Ready=False with the error's kind
-//     as reason and its text as message, Reconciling removed; the
-//     generation is settled, so observedGeneration is stamped.
-//   - any other err: Ready=False and Reconciling=True with the error's kind
-//     and text, Stalled removed; observedGeneration stays behind, so the
-//     generation is not [IsCurrent] and is retried.
+//     Stalled=True and Ready=False with the error's reason
+//     ([koperrors.ReasonOf]: the one it was marked with by
+//     [koperrors.WithReason], else its kind) as reason and its text as
+//     message, Reconciling removed; the generation is settled, so
+//     observedGeneration is stamped.
+//   - any other err: Ready=False and Reconciling=True with the error's
+//     reason and text, Stalled removed; observedGeneration stays behind,
+//     so the generation is not [IsCurrent] and is retried.
 //   - nil, and the reconciler set Stalled: its report stands (Ready as it
 //     set it, False by [MarkStalled]); observedGeneration is stamped.
 //   - nil, and the reconciler set Reconciling: its report stands (Ready
@@ -187,13 +189,12 @@ func sameCondition(a, b metav1.Condition) bool {
 		a.ObservedGeneration == b.ObservedGeneration && a.LastTransitionTime.Equal(&b.LastTransitionTime)
 }
 
-// reasonOf is the condition reason for err: the name of its
-// [koperrors.Kind], which is always a valid reason. It is "" for nil.
+// reasonOf is the condition reason for err: [koperrors.ReasonOf], the
+// reason it was marked with ([koperrors.WithReason], or "Unauthorized"
+// from [koperrors.FromHTTP]) or else the name of its [koperrors.Kind];
+// always a valid reason. It is "" for nil.
 func reasonOf(err error) string {
-	if err == nil {
-		return ""
-	}
-	return koperrors.KindOf(err).String()
+	return koperrors.ReasonOf(err)
 }
 
 // keepWrittenTransitions gives a condition that moved since read the

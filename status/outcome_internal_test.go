@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -71,6 +72,11 @@ func TestDecide(t *testing.T) {
 		"terminal":  koperrors.Terminal(fmt.Errorf("spec.image: bad")),
 		"422 field": apierrors.NewInvalid(gk, "web", field.ErrorList{field.Invalid(field.NewPath("spec", "ports"), 0, "bad")}),
 		"422 bare":  apierrors.NewInvalid(gk, "web", nil),
+		// A reason of the reconciler's own, or a provider's 401, is the
+		// reason instead of the kind.
+		"terminal with reason":  fmt.Errorf("create zone: %w", koperrors.Terminal(koperrors.WithReason(fmt.Errorf("3 of 3 zones in use"), "QuotaExceeded"))),
+		"retryable with reason": koperrors.WithReason(koperrors.Errorf(koperrors.Unavailable, "provider down"), "ProviderDown"),
+		"provider 401":          koperrors.FromHTTP(&http.Response{StatusCode: http.StatusUnauthorized}),
 	}
 	type want struct {
 		state   state
@@ -80,6 +86,9 @@ func TestDecide(t *testing.T) {
 	stalled := want{state{"False/Internal", "-", "True/Internal"}, true}
 	invalid := want{state{"False/Invalid", "-", "True/Invalid"}, true}
 	invalidRetry := want{state{"False/Invalid", "True/Invalid", "-"}, false}
+	quota := want{state{"False/QuotaExceeded", "-", "True/QuotaExceeded"}, true}
+	providerDown := want{state{"False/ProviderDown", "True/ProviderDown", "-"}, false}
+	unauthorized := want{state{"False/Unauthorized", "-", "True/Unauthorized"}, true}
 	// The table: outcome, then what the reconciler set.
 	wants := map[string]map[string]want{
 		"success": {
@@ -91,10 +100,13 @@ func TestDecide(t *testing.T) {
 			"custom":         {state{"True/Succeeded", "-", "-"}, true},
 			"bare ready off": {state{"True/Succeeded", "-", "-"}, true},
 		},
-		"retryable": {"nothing": failing, "ready": failing, "reconciling": failing, "not ready": failing, "stalled": failing, "custom": failing, "bare ready off": failing},
-		"terminal":  {"nothing": stalled, "ready": stalled, "reconciling": stalled, "not ready": stalled, "stalled": stalled, "custom": stalled, "bare ready off": stalled},
-		"422 field": {"nothing": invalid, "ready": invalid, "reconciling": invalid, "not ready": invalid, "stalled": invalid, "custom": invalid, "bare ready off": invalid},
-		"422 bare":  {"nothing": invalidRetry, "ready": invalidRetry, "reconciling": invalidRetry, "not ready": invalidRetry, "stalled": invalidRetry, "custom": invalidRetry, "bare ready off": invalidRetry},
+		"retryable":             {"nothing": failing, "ready": failing, "reconciling": failing, "not ready": failing, "stalled": failing, "custom": failing, "bare ready off": failing},
+		"terminal":              {"nothing": stalled, "ready": stalled, "reconciling": stalled, "not ready": stalled, "stalled": stalled, "custom": stalled, "bare ready off": stalled},
+		"422 field":             {"nothing": invalid, "ready": invalid, "reconciling": invalid, "not ready": invalid, "stalled": invalid, "custom": invalid, "bare ready off": invalid},
+		"422 bare":              {"nothing": invalidRetry, "ready": invalidRetry, "reconciling": invalidRetry, "not ready": invalidRetry, "stalled": invalidRetry, "custom": invalidRetry, "bare ready off": invalidRetry},
+		"terminal with reason":  {"nothing": quota, "ready": quota, "reconciling": quota, "not ready": quota, "stalled": quota, "custom": quota, "bare ready off": quota},
+		"retryable with reason": {"nothing": providerDown, "ready": providerDown, "reconciling": providerDown, "not ready": providerDown, "stalled": providerDown, "custom": providerDown, "bare ready off": providerDown},
+		"provider 401":          {"nothing": unauthorized, "ready": unauthorized, "reconciling": unauthorized, "not ready": unauthorized, "stalled": unauthorized, "custom": unauthorized, "bare ready off": unauthorized},
 	}
 	n := 0
 	for oname, err := range outcomes {

@@ -24,10 +24,9 @@ type decision struct {
 	cr    reconcile.Result // what controller-runtime gets ...
 	crErr error            // ... and its error
 	// retry is the rate limiter's hint for a failure returned to
-	// controller-runtime: the delay asked for (0: backoff) and whether the
-	// failure was the API server being away.
-	retry     time.Duration
-	transient bool
+	// controller-runtime: the delay asked for (0: backoff), the error's
+	// own delay, and whether the failure was the API server being away.
+	retry hint
 	// self is a requeue the loop adds itself (controller-runtime drops the
 	// result of a reconcile that returns a terminal error); 0: none.
 	self time.Duration
@@ -82,7 +81,7 @@ func classify(a attempt, o Options) decision {
 	switch {
 	case koperrors.IsTerminal(err):
 		d.result, d.terminal, d.loud = telemetry.ResultTerminal, true, true
-		d.warning = koperrors.KindOf(err).String()
+		d.warning = koperrors.ReasonOf(err)
 		d.crErr = err
 		if !errors.Is(err, reconcile.TerminalError(nil)) {
 			d.crErr = reconcile.TerminalError(err) // a 422 naming a field
@@ -91,7 +90,7 @@ func classify(a attempt, o Options) decision {
 			d.forget, d.warning = true, ""
 			return d
 		}
-		d.self = o.StalledRetry
+		d.self = max(o.StalledRetry, errorDelay(err, requeue && after > 0))
 		if requeue && after > 0 {
 			d.self = after
 		}
@@ -105,15 +104,25 @@ func classify(a attempt, o Options) decision {
 	case errors.As(err, &to):
 		d.result, d.warning = telemetry.ResultTimeout, "Timeout"
 	default:
-		d.result, d.warning = telemetry.ResultError, koperrors.KindOf(err).String()
+		d.result, d.warning = telemetry.ResultError, koperrors.ReasonOf(err)
 	}
 	d.loud = true
 	d.crErr = err
-	d.retry = a.policy
+	d.retry = hint{after: a.policy, atLeast: errorDelay(err, requeue && after > 0), transient: fromAPIServerOutage(err, o.APIServer)}
 	if requeue && after > 0 {
-		d.retry = after // asked for with the failure: wins over the policy
+		d.retry.after = after // asked for with the failure: wins over the policy
 	}
-	d.transient = fromAPIServerOutage(err, o.APIServer)
+	return d
+}
+
+// errorDelay is the delay err carries ([koperrors.RetryAfterOf], such as
+// a provider's Retry-After), which the retry waits at least; 0 when the
+// reconciler asked for a delay of its own with the failure, which wins.
+func errorDelay(err error, asked bool) time.Duration {
+	if asked {
+		return 0
+	}
+	d, _ := koperrors.RetryAfterOf(err)
 	return d
 }
 
@@ -165,7 +174,7 @@ func settle(d decision, werr error, apiServer string) decision {
 	}
 	d.result, d.err, d.crErr = telemetry.ResultError, werr, werr
 	d.cr, d.self, d.terminal = reconcile.Result{}, 0, false
-	d.retry, d.transient = 0, fromAPIServerOutage(werr, apiServer)
+	d.retry = hint{transient: fromAPIServerOutage(werr, apiServer)}
 	d.statusFailed = true
 	return d
 }

@@ -19,6 +19,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/calls"
 	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/observability"
@@ -80,9 +81,12 @@ type Loop[T client.Object] struct {
 	// up before the controller starts, read-only after).
 	children map[schema.GroupKind]*ownWrites
 	cleaned  *uidSet // UIDs whose cleanup finished
-	o        Options
-	limiter  *rateLimiter
-	workers  *workers
+	// calls records the reconciler's calls to external systems
+	// (internal/calls) under this controller's name.
+	calls   calls.Recorder
+	o       Options
+	limiter *rateLimiter
+	workers *workers
 
 	queueMu sync.Mutex
 	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
@@ -150,6 +154,7 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		lastState: map[reconcile.Request]T{},
 	}
 	l.writes = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
+	l.calls = func(op string, err error, d time.Duration) { l.o.Metrics.RecordExternalCall(name, op, err, d) }
 	// The reconciler's writes to its objects through env.Client are
 	// logged (read your own writes); the Env stays the caller's, so that
 	// what it changes later (CompleteKinds, say) holds for the loop too.

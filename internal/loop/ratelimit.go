@@ -21,10 +21,12 @@ const (
 )
 
 // rateLimiter is controller-runtime's default schedule (per-item
-// exponential backoff, overall token bucket) with two kopgo rules: a delay
-// the reconciler asked for wins, and outages do not grow the backoff past
-// transientMax. The loop tells it about each failure ([rateLimiter.failed])
-// just before controller-runtime asks When.
+// exponential backoff, overall token bucket) with three kopgo rules: a
+// delay the reconciler (or its ErrorPolicy) asked for replaces the
+// backoff, outages do not grow the backoff past transientMax, and neither
+// comes sooner than the delay the error carries (a provider's
+// Retry-After). The loop tells it about each failure
+// ([rateLimiter.failed]) just before controller-runtime asks When.
 type rateLimiter struct {
 	mu sync.Mutex
 	// failures counts failures in a row, and transient those of them that
@@ -39,10 +41,12 @@ type rateLimiter struct {
 	bucket *rate.Limiter
 }
 
-// hint is what the loop knows about an object's last failure.
+// hint is how the loop wants an object's next attempt after a failure
+// timed ([classify] decides it).
 type hint struct {
-	after     time.Duration // asked for by the reconciler; 0: none
-	transient bool
+	after     time.Duration // asked for (the reconciler's delay, else the policy's), instead of the backoff; 0: none
+	atLeast   time.Duration // the earliest retry whatever the schedule (the error's own delay); 0: none
+	transient bool          // the API server was away: the backoff stays within transientMax
 }
 
 func newRateLimiter() *rateLimiter {
@@ -56,13 +60,9 @@ func newRateLimiter() *rateLimiter {
 }
 
 // failed records how the loop wants req's next attempt timed.
-func (r *rateLimiter) failed(req reconcile.Request, asked bool, after time.Duration, transient bool) {
+func (r *rateLimiter) failed(req reconcile.Request, h hint) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	h := hint{transient: transient}
-	if asked && after > 0 {
-		h.after = after
-	}
 	r.hints[req] = h
 }
 
@@ -81,17 +81,19 @@ func (r *rateLimiter) When(req reconcile.Request) time.Duration {
 		r.transient[req]++
 	}
 	r.mu.Unlock()
-	if ok && h.after > 0 {
-		return h.after
+	if h.after > 0 {
+		return max(h.after, h.atLeast)
 	}
 	d := backoffBase * time.Duration(math.Pow(2, float64(min(n, 30))))
 	if d > backoffMax || d <= 0 {
 		d = backoffMax
 	}
 	if transient {
-		return min(d, transientMax)
+		d = min(d, transientMax)
+	} else {
+		d = max(d, r.bucket.Reserve().Delay())
 	}
-	return max(d, r.bucket.Reserve().Delay())
+	return max(d, h.atLeast)
 }
 
 // keepFailures makes the next Forget of req keep its failures.

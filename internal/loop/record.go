@@ -24,7 +24,7 @@ func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a at
 	case d.terminal:
 		logger.Info("Reconcile failed terminally; Stalled until the object changes", "error", d.err.Error(), "retryAfter", d.self)
 	case d.loud:
-		logger.Info("Reconcile failed; retrying with backoff", "error", d.err.Error(), "retryAfter", d.retry)
+		logger.Info("Reconcile failed; retrying with backoff", "error", d.err.Error(), "retryAfter", d.retry.after, "retryNotBefore", d.retry.atLeast)
 	case d.err != nil:
 		logger.Info("Conflict, retrying", "error", d.err.Error(), "conflicts", a.conflicts)
 	}
@@ -42,7 +42,7 @@ func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a at
 		}
 	}
 	if d.crErr != nil && !d.terminal {
-		l.limiter.failed(req, d.retry > 0, d.retry, d.transient)
+		l.limiter.failed(req, d.retry)
 	}
 	if d.self > 0 {
 		l.requeueAfter(req, d.self)

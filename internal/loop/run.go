@@ -13,6 +13,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/finalizers"
+	"github.com/kopgo/kopgo/internal/calls"
 	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 	"github.com/kopgo/kopgo/reconciler"
@@ -172,7 +173,7 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 	}
 	uctx, release := drain(ctx, l.o.Drain)
 	defer release()
-	uctx = l.withChildLog(uctx, req)
+	uctx = calls.Into(l.withChildLog(uctx, req), l.calls)
 	added := false
 	if a.phase == phaseReconcile {
 		var stop bool

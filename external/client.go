@@ -1,0 +1,66 @@
+package external
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Client is the calls to the external system for one object of type T,
+// the only code an operator of an external resource writes. The
+// [Reconciler] decides which to call and when; each call gets the object as
+// read from the cache (its spec is what the resource should look like) and
+// the resource's ID, as recorded on the object ([NameAnnotation]).
+//
+// Return errors of kopgo's kinds (koperrors.FromHTTP turns a provider's
+// HTTP answer into one, with its Retry-After): a terminal error is a
+// verdict (the object shows Stalled, with the reason given through
+// koperrors.WithReason), any other is retried with backoff, no sooner than
+// the delay the error carries.
+type Client[T client.Object] interface {
+	// Observe reports the resource with the given ID: whether it exists,
+	// whether it matches obj's spec, and whether it is ready. Report
+	// Exists false only when the system says so (a 404): the Reconciler
+	// then creates the resource again. When unsure, return an error.
+	// Observe may record what it sees in obj's status (an address, a
+	// state): the reconcile loop writes the status afterwards.
+	Observe(ctx context.Context, obj T, id string) (Observation, error)
+	// Create creates the resource that obj describes and returns its ID.
+	// key identifies obj across crashes (its UID): tag the resource with
+	// it, or send it as the request's idempotency key, so that a [Finder]
+	// can find the resource again. Return an error only when nothing was
+	// created, or when the outcome is unknown (a timeout): with an error
+	// of kind Timeout the Reconciler treats the outcome as unknown, with
+	// any other as "not created".
+	Create(ctx context.Context, obj T, key string) (id string, err error)
+	// Update makes the resource match obj's spec.
+	Update(ctx context.Context, obj T, id string) error
+	// Delete deletes the resource. An error of kind NotFound (a 404 read
+	// through koperrors.FromHTTP) means it is already gone.
+	Delete(ctx context.Context, obj T, id string) error
+}
+
+// Finder is an optional method of a [Client]: Find returns the ID of the
+// resource created for obj with the given key (see [Client.Create]), or ""
+// when there is none. With it, a create whose outcome is unknown (the
+// process died between the system's answer and the ID's recording) is
+// resolved without a person: the Reconciler records the resource found, or
+// creates it when none was. Without it such an object is Stalled until a
+// person says which (see the package documentation).
+type Finder[T client.Object] interface {
+	Find(ctx context.Context, obj T, key string) (id string, err error)
+}
+
+// Observation is what [Client.Observe] saw of the external resource.
+type Observation struct {
+	// Exists is false when the resource is gone: the Reconciler creates
+	// it again (or, during deletion, reports the deletion done).
+	Exists bool
+	// UpToDate is false when the resource differs from the object's spec:
+	// the Reconciler calls Update.
+	UpToDate bool
+	// NotReady, when not empty, says why the resource exists but cannot
+	// be used yet (provisioning, "database starting"): the object shows
+	// Reconciling with it as message, and is checked again soon.
+	NotReady string
+}

@@ -1,0 +1,124 @@
+// Package external runs an operator of a resource outside the cluster (a
+// DNS record, a bucket, a managed database, a SaaS account) from the calls
+// to the external system alone. Implement a [Client] (Observe, Create,
+// Update, Delete, and optionally Find) for your custom resource, and run
+// [New]'s [Reconciler] with kopgo's controller Builder like any reconciler:
+//
+//	connect := func(ctx context.Context, rec *v1.DNSRecord, env *reconciler.Env) (external.Client[*v1.DNSRecord], error) {
+//		var secret corev1.Secret
+//		key := client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.SecretRef.Name}
+//		if err := env.Reader.Get(ctx, key, &secret); err != nil {
+//			if apierrors.IsNotFound(err) {
+//				err = koperrors.WithReason(koperrors.Terminal(err), "SecretNotFound")
+//			}
+//			return nil, err
+//		}
+//		return &dnsClient{url: providerURL, token: string(secret.Data["token"])}, nil
+//	}
+//	err := kopcontroller.New[*v1.DNSRecord]("dnsrecord", external.New(connect, external.WithPeriod(time.Minute))).
+//		References(&corev1.Secret{}, func(r *v1.DNSRecord) []string { return []string{r.Spec.SecretRef.Name} }).
+//		Run(ctx)
+//
+// The Reconciler owns what every such operator needs and gets wrong by
+// hand: the resource's identity on the object, recorded so that no crash
+// duplicates or leaks it; drift checks on a period, spread over it; a
+// deletion that waits until the resource is gone; conditions and events.
+// docs/external.md walks through the example operator
+// (examples/dnsrecord) built on it.
+//
+// # Identity, and a create that survives any crash
+//
+// The resource's ID lives on the object, in the [NameAnnotation]
+// annotation (metadata, not status: status is for what can be observed
+// again, and a status write lost in a crash would lose the ID). A create
+// goes in three steps, each on the API server before the next begins:
+//
+//  1. [PendingAnnotation] is set on the object (with optimistic locking:
+//     a reconcile on a stale object fails here, before anything is asked of
+//     the system);
+//  2. Client.Create is called with the object's UID as key;
+//  3. the ID is written to [NameAnnotation] and the pending mark removed in
+//     one patch (retried on conflicts with other writers: the ID is never
+//     dropped for a spec edit made meanwhile).
+//
+// A process killed between 2 and 3 leaves the pending mark and no ID: the
+// create's outcome is unknown. The next reconcile (in any process) resolves
+// it through the Client's [Finder]: the resource found by the key is
+// recorded; none found means none was made, and it is created. A client
+// without a Finder cannot know, and the object is Stalled with reason
+// CreateOutcomeUnknown and a message that says what to check: set
+// [NameAnnotation] to the ID of the resource you find to adopt it, or
+// remove [PendingAnnotation] to create it again. The Reconciler never
+// creates twice blindly. A Create that fails with an error of any kind but
+// Timeout made nothing: the mark is removed and the create retried; a
+// Timeout leaves the outcome unknown, as a crash does.
+//
+// Adoption works the same way outside a crash: an object created with
+// [NameAnnotation] already set takes over that resource (Observe, then
+// Update if it differs) instead of creating one.
+//
+// # Drift checks, spread over the period
+//
+// An object whose resource is recorded, Ready for its current generation,
+// is checked (Observe, and Update when it differs, Create again when it is
+// gone) once per period ([WithPeriod], 5 minutes by default) and not in
+// between: a reconcile woken by anything else (a label, a Secret, a resync)
+// makes no call. Each object has its own slot within the period, from a
+// hash of its UID, so that the checks of many objects are spread evenly
+// over it: with 500 objects and a 1-minute period a provider sees about
+// 8 Observe calls a second, never the 500 at once that a common timer
+// would send. A restarted process does not check every object at once
+// either: an object that is Ready waits for its slot. An object that is
+// not Ready (a failed call, a resource not ready yet, a new generation) is
+// checked on every reconcile, and a resource reporting NotReady is looked at
+// again after a twentieth of the period (between 1 and 30 seconds).
+//
+// Drift is corrected within one period of the change, plus at most a
+// quarter period after a reconcile out of turn (a slot less than a quarter
+// period away is skipped).
+//
+// # Deletion
+//
+// Cleanup (the Reconciler is a reconciler.Finalizer: kopgo's finalizer is on
+// the object before the first create) deletes the resource and reports done
+// only once the system no longer has it: a Delete answered NotFound, or an
+// Observe after the Delete that finds it gone; until then the object shows
+// Reconciling with reason Deleting and is looked at again soon. A pending
+// create is resolved first, as above (so that a resource made just before a
+// crash is deleted too). Cleanup needs the credentials connect reads: if
+// the Secret is deleted with the object (a namespace deletion), the object
+// is Stalled naming the Secret until it is back or a person removes the
+// finalizer, knowing that the resource stays behind.
+//
+// # Errors and conditions
+//
+// Errors from the Client and from connect are the reconcile's: a
+// terminal one (koperrors.Terminal, koperrors.FromHTTP's 401, 403 and 4xx)
+// shows Stalled with its reason (koperrors.WithReason, "Unauthorized" for a
+// 401), is not retried with backoff, and is looked at again when the object
+// or a Secret it references changes (the Builder's References); any other
+// is retried with backoff, never sooner than a provider's Retry-After.
+// Ready=True once the resource exists, matches the spec and is ready;
+// Reconciling with reason Provisioning while it reports NotReady.
+//
+// # Events and metrics
+//
+// Normal events with reasons Created, Updated, DriftCorrected (a resource
+// changed or deleted behind the operator's back, put back) and Deleted.
+// Every call is counted in kopgo_external_requests_total{controller,
+// operation,outcome} with its latency in
+// kopgo_external_request_duration_seconds (see the observability package),
+// and traced as a child span "external <operation>" of the reconcile's.
+//
+// # Why this shape
+//
+// Crossplane's managed reconciler (an ExternalClient with Observe, Create,
+// Update, Delete; the identity in an external-name annotation; a
+// create-pending mark) and java-operator-sdk's external dependent resources
+// are the models. kopgo departs from them in three ways: a create whose
+// outcome is unknown is resolved by a find-by-key call rather than only
+// flagged; checks are placed in per-object slots, not jittered at random,
+// so that the load stays flat after a restart and no call is made while
+// nothing is due; and the conditions are kopgo's kstatus ones, kept by the
+// same function as every other kopgo controller's.
+package external

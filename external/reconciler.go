@@ -1,0 +1,328 @@
+package external
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/internal/calls"
+	"github.com/kopgo/kopgo/internal/telemetry"
+	kopmeta "github.com/kopgo/kopgo/meta"
+	"github.com/kopgo/kopgo/reconciler"
+	"github.com/kopgo/kopgo/status"
+)
+
+// defaultPeriod is how often a Reconciler checks an external resource for
+// drift unless [WithPeriod] says otherwise.
+const defaultPeriod = 5 * time.Minute
+
+// visibilityGrace is how long, at most, after its create a resource the
+// system does not show yet is taken for one it has not made visible yet
+// (an eventually consistent API), rather than one deleted behind the
+// operator's back: a minute, or the period if shorter.
+const visibilityGrace = time.Minute
+
+// The reasons of the Reconciler's events and conditions.
+const (
+	reasonCreated        = "Created"
+	reasonUpdated        = "Updated"
+	reasonDriftCorrected = "DriftCorrected"
+	reasonDeleted        = "Deleted"
+	reasonProvisioning   = "Provisioning"
+	reasonDeleting       = "Deleting"
+)
+
+// Reconciler runs a [Client]: it is a reconciler.Reconciler and a
+// reconciler.Finalizer for T, so kopgo's controller Builder runs it like
+// any other (New[T]("name", external.New(connect)).Run(ctx)). Make one
+// with [New]; its zero value is not usable.
+type Reconciler[T client.Object] struct {
+	connect func(context.Context, T, *reconciler.Env) (Client[T], error)
+	period  time.Duration
+	now     func() time.Time
+	memos   memos
+}
+
+// Option configures a [Reconciler].
+type Option func(*options)
+
+type options struct{ period time.Duration }
+
+// WithPeriod sets how often each external resource is checked for drift
+// (changed or deleted behind the operator's back): 5 minutes unless set.
+// Each object is checked at its own offset within the period, from its
+// UID, so that the checks of many objects are spread evenly. A period
+// under one second is one second.
+func WithPeriod(d time.Duration) Option {
+	return func(o *options) { o.period = max(d, time.Second) }
+}
+
+// New returns a Reconciler that keeps, for each object of type T, one
+// resource in an external system, through the Client that connect returns
+// for the object. connect is called before the calls of a reconcile that
+// has work to do (none for an object whose next check is not due): read
+// the credentials the object names there (a Secret through env.Reader)
+// and return a client that uses them. An error from connect is the
+// reconcile's (koperrors.WithReason(koperrors.Terminal(err),
+// "SecretNotFound") for a Secret that does not exist).
+func New[T client.Object](connect func(ctx context.Context, obj T, env *reconciler.Env) (Client[T], error), opts ...Option) *Reconciler[T] {
+	o := options{period: defaultPeriod}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return &Reconciler[T]{connect: connect, period: o.period, now: time.Now}
+}
+
+// Reconcile makes obj's external resource exist and match obj's spec; see
+// the package documentation for the steps and their crash safety.
+func (r *Reconciler[T]) Reconcile(ctx context.Context, obj T, env *reconciler.Env) (reconciler.Action, error) {
+	now := r.now()
+	ann := obj.GetAnnotations()
+	id, pending := ann[NameAnnotation], ann[PendingAnnotation]
+	if after, skip := r.notDue(obj, id, pending, now); skip {
+		return reconciler.RequeueAfter(after), nil
+	}
+	c, err := r.client(ctx, obj, env)
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	if id == "" && pending != "" {
+		if id, err = r.resolve(ctx, c, obj, pending, false); err != nil {
+			return reconciler.Done(), err
+		}
+		if id != "" {
+			if err := r.record(ctx, env, obj, id); err != nil {
+				return reconciler.Done(), err
+			}
+		}
+	}
+	if id == "" {
+		return r.create(ctx, env, c, obj, now)
+	}
+	return r.check(ctx, env, c, obj, id, now)
+}
+
+// notDue reports whether obj needs no call now, and when to look again:
+// its resource is recorded, the object is Ready for its current
+// generation (status.IsCurrent), and its next check is not due. Seen for
+// the first time by this process (after a restart), such an object was
+// checked by the one before: its next check is its next slot, so that a
+// restart costs the external system nothing.
+func (r *Reconciler[T]) notDue(obj T, id, pending string, now time.Time) (time.Duration, bool) {
+	g, ok := any(obj).(status.Getter)
+	if id == "" || pending != "" || !ok || !status.IsTrue(g, status.Ready) || !status.IsCurrent(g) {
+		return 0, false
+	}
+	uid := obj.GetUID()
+	m := r.memos.get(uid)
+	switch {
+	case m.next.IsZero():
+		next := nextSlot(now, uid, r.period)
+		r.memos.update(uid, func(m *memo) { m.next, m.id = next, id })
+		return next.Sub(now), true
+	case m.id == id && now.Before(m.next.Add(-r.period/100)):
+		return m.next.Sub(now), true
+	}
+	return 0, false
+}
+
+// client connects to the external system for obj.
+func (r *Reconciler[T]) client(ctx context.Context, obj T, env *reconciler.Env) (Client[T], error) {
+	if r.connect == nil {
+		return nil, koperrors.Errorf(koperrors.Config, "external.New was given no connect function")
+	}
+	c, err := r.connect(ctx, obj, env)
+	if err == nil && c == nil {
+		err = koperrors.Errorf(koperrors.Config, "connect returned no Client and no error for %s", kopmeta.RefOf(obj))
+	}
+	return c, err
+}
+
+// create creates obj's resource: the pending mark first, then the call,
+// then the ID recorded, then one observation of what was made.
+func (r *Reconciler[T]) create(ctx context.Context, env *reconciler.Env, c Client[T], obj T, now time.Time) (reconciler.Action, error) {
+	if err := markPending(ctx, env, obj, now); err != nil {
+		return reconciler.Done(), err
+	}
+	var id string
+	err := r.do(ctx, "create", func(ctx context.Context) (err error) {
+		id, err = c.Create(ctx, obj, key(obj))
+		if err == nil && id == "" {
+			err = koperrors.Errorf(koperrors.Internal, "Create returned no ID for %s", kopmeta.RefOf(obj))
+		}
+		return err
+	})
+	if err != nil {
+		if koperrors.KindOf(err) != koperrors.Timeout && ctx.Err() == nil && id == "" {
+			// Nothing was created: the mark goes, so that the retry needs
+			// no Find (or person) to know it.
+			err = errors.Join(err, clearPending(ctx, env, obj))
+		}
+		return reconciler.Done(), err
+	}
+	uid := obj.GetUID()
+	r.memos.update(uid, func(m *memo) { m.created, m.createdAt = id, now })
+	if err := r.record(ctx, env, obj, id); err != nil {
+		return reconciler.Done(), err
+	}
+	env.Recorder.Normal(obj, nil, reasonCreated, "Create", fmt.Sprintf("Created external resource %s", id))
+	return r.check(ctx, env, c, obj, id, now)
+}
+
+// record records id on obj, and forgets it once it is.
+func (r *Reconciler[T]) record(ctx context.Context, env *reconciler.Env, obj T, id string) error {
+	if err := record(ctx, env, obj, id); err != nil {
+		return err
+	}
+	r.memos.update(obj.GetUID(), func(m *memo) { m.created = "" })
+	return nil
+}
+
+// resolve finds the ID of the resource a create under way since since may
+// have made: the one this process made and could not record, else the one
+// the Client's Find finds; "" when none was made. Without a Finder the
+// outcome is unknown: a terminal error that says what a person can do.
+func (r *Reconciler[T]) resolve(ctx context.Context, c Client[T], obj T, since string, deleting bool) (string, error) {
+	if id := r.memos.get(obj.GetUID()).created; id != "" {
+		return id, nil
+	}
+	f, ok := c.(Finder[T])
+	if !ok {
+		return "", unknownOutcome(obj, since, deleting)
+	}
+	var id string
+	err := r.do(ctx, "find", func(ctx context.Context) (err error) {
+		id, err = f.Find(ctx, obj, key(obj))
+		return err
+	})
+	return id, err
+}
+
+// check observes obj's resource and acts on what it sees: created again
+// when gone, updated when it differs; then the next check is scheduled.
+func (r *Reconciler[T]) check(ctx context.Context, env *reconciler.Env, c Client[T], obj T, id string, now time.Time) (reconciler.Action, error) {
+	obs, err := r.observe(ctx, c, obj, id)
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	uid := obj.GetUID()
+	switch {
+	case !obs.Exists && now.Sub(r.memos.get(uid).createdAt) < min(visibilityGrace, r.period):
+		return r.waiting(obj, fmt.Sprintf("external resource %s was created and is not visible yet", id))
+	case !obs.Exists:
+		env.Recorder.Normal(obj, nil, reasonDriftCorrected, "Create", fmt.Sprintf("External resource %s is gone; creating it again", id))
+		return r.create(ctx, env, c, obj, now)
+	case !obs.UpToDate:
+		drift := settled(obj)
+		if err := r.do(ctx, "update", func(ctx context.Context) error { return c.Update(ctx, obj, id) }); err != nil {
+			return reconciler.Done(), err
+		}
+		if drift {
+			env.Recorder.Normal(obj, nil, reasonDriftCorrected, "Update", fmt.Sprintf("External resource %s differed from the spec; updated it", id))
+		} else {
+			env.Recorder.Normal(obj, nil, reasonUpdated, "Update", fmt.Sprintf("Updated external resource %s", id))
+		}
+		if obs, err = r.observe(ctx, c, obj, id); err != nil {
+			return reconciler.Done(), err
+		}
+		if !obs.Exists {
+			return r.waiting(obj, fmt.Sprintf("external resource %s was updated and is not visible now", id))
+		}
+	}
+	if obs.NotReady != "" {
+		return r.waiting(obj, obs.NotReady)
+	}
+	next := nextSlot(now, uid, r.period)
+	r.memos.update(uid, func(m *memo) { m.next, m.id = next, id })
+	return reconciler.RequeueAfter(next.Sub(now)), nil
+}
+
+// waiting reports obj Reconciling with msg and looks again soon.
+func (r *Reconciler[T]) waiting(obj T, msg string) (reconciler.Action, error) {
+	if s, ok := any(obj).(status.Setter); ok {
+		status.MarkReconciling(s, reasonProvisioning, msg)
+	}
+	r.memos.update(obj.GetUID(), func(m *memo) { m.next = time.Time{} })
+	return reconciler.RequeueAfter(soon(r.period)), nil
+}
+
+// Cleanup deletes obj's external resource and reports done once the
+// system no longer has it: a delete answered NotFound, or an observation
+// after the delete that finds it gone.
+func (r *Reconciler[T]) Cleanup(ctx context.Context, obj T, env *reconciler.Env) (reconciler.Action, error) {
+	uid := obj.GetUID()
+	ann := obj.GetAnnotations()
+	id, pending := ann[NameAnnotation], ann[PendingAnnotation]
+	if id == "" && pending == "" && r.memos.get(uid).created == "" {
+		r.memos.forget(uid)
+		return reconciler.Done(), nil
+	}
+	c, err := r.client(ctx, obj, env)
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	if id == "" {
+		if id, err = r.resolve(ctx, c, obj, pending, true); err != nil {
+			return reconciler.Done(), err
+		}
+		if id == "" {
+			r.memos.forget(uid)
+			return reconciler.Done(), nil
+		}
+	}
+	err = r.do(ctx, "delete", func(ctx context.Context) error { return c.Delete(ctx, obj, id) })
+	switch {
+	case koperrors.KindOf(err) == koperrors.NotFound:
+	case err != nil:
+		return reconciler.Done(), err
+	default:
+		obs, err := r.observe(ctx, c, obj, id)
+		if err != nil {
+			return reconciler.Done(), err
+		}
+		if obs.Exists {
+			if s, ok := any(obj).(status.Setter); ok {
+				status.MarkReconciling(s, reasonDeleting, fmt.Sprintf("waiting for external resource %s to be deleted", id))
+			}
+			return reconciler.RequeueAfter(soon(r.period)), nil
+		}
+	}
+	env.Recorder.Normal(obj, nil, reasonDeleted, "Delete", fmt.Sprintf("Deleted external resource %s", id))
+	r.memos.forget(uid)
+	return reconciler.Done(), nil
+}
+
+// observe calls Observe; a NotFound error is an observation that the
+// resource is gone, however the client reported it.
+func (r *Reconciler[T]) observe(ctx context.Context, c Client[T], obj T, id string) (Observation, error) {
+	var obs Observation
+	err := r.do(ctx, "observe", func(ctx context.Context) (err error) {
+		obs, err = c.Observe(ctx, obj, id)
+		return err
+	})
+	if koperrors.KindOf(err) == koperrors.NotFound {
+		return Observation{}, nil
+	}
+	return obs, err
+}
+
+// do runs one call to the external system as operation op, under a span
+// of its own, and records it in the controller's metrics.
+func (r *Reconciler[T]) do(ctx context.Context, op string, f func(context.Context) error) error {
+	sctx, span := telemetry.StartSpan(ctx, "external "+op)
+	start := time.Now()
+	err := f(sctx)
+	calls.Record(ctx, op, err, time.Since(start))
+	telemetry.EndSpan(span, "", err)
+	return err
+}
+
+// settled reports whether obj is Ready for its current generation.
+func settled(obj client.Object) bool {
+	g, ok := obj.(status.Getter)
+	return ok && status.IsTrue(g, status.Ready) && status.IsCurrent(g)
+}
