@@ -8,7 +8,7 @@ package operator
 // blockOwnerDeletion, and a DNSRecord has no children; the finalizer
 // itself is a patch of the DNSRecord.
 //
-// +kubebuilder:rbac:groups=dns.examples.kopgo.dev,resources=dnsrecords,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=dns.examples.kopgo.dev,resources=dnsrecords,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=dns.examples.kopgo.dev,resources=dnsrecords/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
