@@ -163,6 +163,11 @@ demo: testkit-bin $(CONTROLLER_GEN) ## Run the WebApp operator on a local cluste
 	$(GO) build -o $(BIN)/demo ./examples/webapp/cmd/demo
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo $(DEMO_FLAGS)
 
+.PHONY: demo-external
+demo-external: testkit-bin ## Run the DNSRecord operator (examples/dnsrecord) against a local control plane and its DNS provider: a record's life with drift, a rotated token and provider faults.
+	$(GO) build -o $(BIN)/demo-external ./examples/dnsrecord/cmd/demo
+	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(BIN)/demo-external
+
 .PHONY: test
 test: testkit-bin $(CONTROLLER_GEN) ## Run unit and integration tests (real kube-apiserver and etcd) with -race, the bench and ops modules' too.
 	KOPGO_TESTKIT_BIN=$(TESTKIT_BIN) $(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $(TEST_FLAGS) ./...
