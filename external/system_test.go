@@ -256,7 +256,7 @@ func start(t *testing.T, name, ns string, r *external.Reconciler[*widget.Widget]
 	done := make(chan error, 1)
 	go func() {
 		done <- kopcontroller.New[*widget.Widget](name, r).Config(cluster.Config).Scheme(scheme).
-			Recorder(rec).LabelSelector("ext="+ns).Concurrency(8).Run(ctx)
+			Recorder(rec).LabelSelector("ext=" + ns).Concurrency(8).Run(ctx)
 	}()
 	var once sync.Once
 	stop = func() {
