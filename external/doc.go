@@ -75,7 +75,10 @@
 //
 // Drift is corrected within one period of the change, plus at most a
 // quarter period after a reconcile out of turn (a slot less than a quarter
-// period away is skipped).
+// period away is skipped), plus the calls' own latency. A resource missing
+// within a minute of this process's create of it (or within the period, if
+// that is shorter) is taken for one an eventually consistent system does
+// not show yet: it is waited for, not created again.
 //
 // # Deletion
 //

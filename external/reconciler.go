@@ -65,7 +65,9 @@ func WithPeriod(d time.Duration) Option {
 // resource in an external system, through the Client that connect returns
 // for the object. connect is called before the calls of a reconcile that
 // has work to do (none for an object whose next check is not due): read
-// the credentials the object names there (a Secret through env.Reader)
+// the credentials the object names there (a Secret through env.Client when
+// the Builder has References for Secrets, which sends that read to the API
+// server; through env.Reader otherwise)
 // and return a client that uses them. An error from connect is the
 // reconcile's (koperrors.WithReason(koperrors.Terminal(err),
 // "SecretNotFound") for a Secret that does not exist).
