@@ -244,7 +244,7 @@ func TestRealRun(t *testing.T) {
 	if l := mon.log()[alertKey{"KopgoReconcileErrors", "ops-errors"}]; l.labels.Get("error_kind") != "unavailable" {
 		t.Errorf("KopgoReconcileErrors for ops-errors names error_kind %q, want unavailable", l.labels.Get("error_kind"))
 	}
-	checkExternal(t, mon, system)
+	checkExternal(t, mon, system, end)
 
 	checkPanels(t, mon, end)
 
@@ -267,8 +267,21 @@ func TestRealRun(t *testing.T) {
 // one resource per Widget, none twice (a create answered 503 made
 // nothing, and was retried), the faulty system's 503s answered, and the
 // alerts about the calls naming the outcome the 503s are (unavailable).
-func checkExternal(t *testing.T, mon *monitor, system *fakeSystem) {
+func checkExternal(t *testing.T, mon *monitor, system *fakeSystem, end time.Time) {
 	t.Helper()
+	// How near KopgoHotLoop the external operators came (its threshold is
+	// 0.1): creates cost several reconciles an object (finalizer, pending
+	// mark, ID), then one check per period.
+	perObject := fmt.Sprintf(`max_over_time((sum by (controller) (rate(kopgo_reconcile_total{controller=~"ops-external.*"}[%ds]))`+
+		` / clamp_min(sum by (controller) (kopgo_objects{controller=~"ops-external.*", condition="Ready"}), 1))[%ds:1s])`,
+		600/timeScale, int(end.Sub(mon.start).Seconds()))
+	if v, err := mon.query(t.Context(), perObject, end); err != nil {
+		t.Error(err)
+	} else {
+		for _, s := range v {
+			t.Logf("%s: at most %.3f reconciles a second per object over the run", s.Metric.Get("controller"), s.F)
+		}
+	}
 	for _, s := range scenarios {
 		if !s.external {
 			continue
