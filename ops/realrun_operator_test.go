@@ -21,6 +21,7 @@ import (
 
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	koperrors "github.com/kopgo/kopgo/errors"
+	"github.com/kopgo/kopgo/external"
 	"github.com/kopgo/kopgo/gc"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
@@ -110,8 +111,12 @@ func operator() error {
 	if err != nil {
 		return err
 	}
-	r := faultyReconciler{reconciler.Sync([]client.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}}, syncWidget,
+	var r reconciler.Reconciler[*widget.Widget] = faultyReconciler{reconciler.Sync([]client.Object{&corev1.ConfigMap{}, &appsv1.Deployment{}}, syncWidget,
 		reconciler.WithPruneOptions(gc.Metrics{Metrics: m, Controller: name}))}
+	if u := os.Getenv(externalEnv); u != "" {
+		// One resource per Widget in the test's external system.
+		r = external.New(connectWidgets(u), external.WithPeriod(externalPeriod))
+	}
 	b := kopcontroller.New[*widget.Widget](name, r).
 		Config(cfg).Scheme(scheme).
 		LabelSelector(scenarioLabel+"="+name).

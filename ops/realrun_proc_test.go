@@ -28,6 +28,9 @@ type operatorProc struct {
 type procOptions struct {
 	workers int    // Builder.Concurrency; 0: the default
 	lease   string // "lease/renew/retry"; "": controller-runtime's defaults
+	// external is the URL of the external system whose resources the
+	// operator keeps (an external.Reconciler); "": Sync of children.
+	external string
 }
 
 // startOperator starts replica instance of controller's operator, adds it
@@ -57,6 +60,9 @@ func spawnOperator(t *testing.T, c *testkit.Cluster, ns, controller, instance st
 	p.cmd.Env = append(os.Environ(),
 		operatorEnv+"="+controller, kubeconfigEnv+"="+c.Kubeconfig, portEnv+"="+strconv.Itoa(p.port),
 		namespaceEnv+"="+ns, leaseEnv+"="+o.lease)
+	if o.external != "" {
+		p.cmd.Env = append(p.cmd.Env, externalEnv+"="+o.external)
+	}
 	if o.workers > 0 {
 		p.cmd.Env = append(p.cmd.Env, workersEnv+"="+strconv.Itoa(o.workers))
 	}

@@ -336,7 +336,7 @@ func (m *monitor) report() string {
 	var b strings.Builder
 	for _, k := range keys {
 		l := log[k]
-		fmt.Fprintf(&b, "  %-30s %-14s pending %5.1fs", k.alert, k.controller, l.firstPending)
+		fmt.Fprintf(&b, "  %-30s %-19s pending %5.1fs", k.alert, k.controller, l.firstPending)
 		if l.firstFiring >= 0 {
 			fmt.Fprintf(&b, "  firing %5.1fs", l.firstFiring)
 		} else {
@@ -345,8 +345,10 @@ func (m *monitor) report() string {
 		if l.resolved >= 0 {
 			fmt.Fprintf(&b, "  resolved %5.1fs", l.resolved)
 		}
-		if e := l.labels.Get("error_kind"); e != "" {
-			fmt.Fprintf(&b, "  error_kind=%s", e)
+		for _, name := range []string{"error_kind", "operation", "outcome"} {
+			if v := l.labels.Get(name); v != "" {
+				fmt.Fprintf(&b, "  %s=%s", name, v)
+			}
 		}
 		b.WriteString("\n")
 	}

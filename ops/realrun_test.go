@@ -39,6 +39,14 @@ type runScenario struct {
 	// want are the alerts that must fire naming this controller (or its
 	// lease), and no other; none for the healthy one.
 	want []string
+	// allow are alerts that may fire for this controller besides want,
+	// being true of its fault too (see the scenario).
+	allow []string
+	// external: the operator keeps a resource per Widget in the test's
+	// external system (fakeSystem), which answers every failEvery-th of
+	// its calls 503 (0: none).
+	external  bool
+	failEvery int
 }
 
 var scenarios = []runScenario{
@@ -52,13 +60,23 @@ var scenarios = []runScenario{
 	// The leader's lease says 60 s: killed, it leaves no leader for that
 	// long (a standby that cannot take over), 4 times the scaled For.
 	{controller: "ops-leader", replicas: 2, opts: procOptions{lease: "60s/40s/2s"}, want: []string{"KopgoNoLeader"}},
+	// Operators of a resource outside the cluster (external.Reconciler),
+	// one per Widget in the test's HTTP system: a healthy one, and one
+	// whose system answers every second call 503. Each failed call fails
+	// its reconcile (the object is not Ready, retried after the 503's
+	// Retry-After), so KopgoReconcileErrors (error_kind unavailable) is
+	// true of that controller as well and may fire: both alerts say what
+	// is so, and KopgoExternalCallsFailing says where (docs/operations.md).
+	{controller: "ops-external", replicas: 1, external: true},
+	{controller: "ops-external-faulty", replicas: 1, external: true, failEvery: 2,
+		want: []string{"KopgoExternalCallsFailing"}, allow: []string{"KopgoReconcileErrors"}},
 }
 
+// externalWidgets is how many Widgets each external operator keeps.
+const externalWidgets = 8
+
 // Panels whose queries cannot return data on this run, and why.
-var panelsWithoutData = map[string]string{
-	"External calls by outcome": "no operator of this run calls an external system (kopgo_external_requests_total is served: TestAlertMetricsAreServed)",
-	"External call duration":    "no operator of this run calls an external system (kopgo_external_request_duration_seconds is served: TestAlertMetricsAreServed)",
-}
+var panelsWithoutData = map[string]string{}
 
 // A real run: operators of Widgets on testkit's full cluster, one per
 // fault and one healthy, all at once, scraped every second into a TSDB
@@ -69,7 +87,7 @@ var panelsWithoutData = map[string]string{
 // after a restart.
 func TestRealRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts a cluster and ten operator processes")
+		t.Skip("starts a cluster and twelve operator processes")
 	}
 	began := time.Now()
 	scheme := runtime.NewScheme()
@@ -96,12 +114,26 @@ func TestRealRun(t *testing.T) {
 	monDone := mon.run(monCtx)
 	t.Cleanup(func() { stopMonitor(); <-monDone })
 
+	// The external system of the external operators.
+	failEvery := map[string]int{}
+	for _, s := range scenarios {
+		failEvery[s.controller] = s.failEvery
+	}
+	system := startFakeSystem(t, failEvery)
+	opts := func(s runScenario) procOptions {
+		o := s.opts
+		if s.external {
+			o.external = system.URL(s.controller)
+		}
+		return o
+	}
+
 	// The operators, all at once; the leader scenario's standby once its
 	// first replica leads, so that which one leads is known.
 	procs := map[string][]*operatorProc{}
 	var spawned []*operatorProc
 	for _, s := range scenarios {
-		p := spawnOperator(t, cluster, ns, s.controller, s.controller+"-a", s.opts)
+		p := spawnOperator(t, cluster, ns, s.controller, s.controller+"-a", opts(s))
 		procs[s.controller] = append(procs[s.controller], p)
 		spawned = append(spawned, p)
 	}
@@ -111,7 +143,7 @@ func TestRealRun(t *testing.T) {
 	for _, s := range scenarios {
 		if s.replicas == 2 {
 			waitLeader(t, procs[s.controller][0], s.controller, 30*time.Second)
-			p := startOperator(t, mon, cluster, ns, s.controller, s.controller+"-b", s.opts)
+			p := startOperator(t, mon, cluster, ns, s.controller, s.controller+"-b", opts(s))
 			procs[s.controller] = append(procs[s.controller], p)
 		}
 	}
@@ -134,6 +166,10 @@ func TestRealRun(t *testing.T) {
 		mk(t, c, ns, "ops-hotloop", fmt.Sprint("looping-", i), 0, faultHotLoop, nil)
 		mk(t, c, ns, "ops-hotloop", fmt.Sprint("fine-", i), 0, "", nil)
 		mk(t, c, ns, "ops-leader", fmt.Sprint("fine-", i), 0, "", nil)
+	}
+	for i := range externalWidgets {
+		mk(t, c, ns, "ops-external", fmt.Sprint("remote-", i), int64(i%3), "", nil)
+		mk(t, c, ns, "ops-external-faulty", fmt.Sprint("remote-", i), int64(i%3), "", nil)
 	}
 	mk(t, c, ns, "ops-stuck", "stuck", 0, faultStuck, nil)
 	time.Sleep(2 * time.Second) // the stuck object takes the only worker
@@ -189,12 +225,15 @@ func TestRealRun(t *testing.T) {
 	runLength := end.Sub(mon.start)
 	t.Logf("alert run: %.0fs; leader of ops-leader killed at %.1fs; alerts (seconds since the run began):\n%s",
 		runLength.Seconds(), leaderKilled, mon.report())
+	t.Logf("external system:\n%s", system.report())
 
 	// Each fault's alert fired for its controller, and no other alert
-	// did; none fired for the healthy controller.
+	// did (but those its scenario allows); none fired for the healthy
+	// controllers.
 	fired := mon.fired()
 	for _, s := range scenarios {
-		if diff := cmp.Diff(s.want, fired[s.controller]); diff != "" {
+		got := slices.DeleteFunc(slices.Clone(fired[s.controller]), func(a string) bool { return slices.Contains(s.allow, a) })
+		if diff := cmp.Diff(s.want, got); diff != "" {
 			t.Errorf("alerts fired for %s (-want +got):\n%s", s.controller, diff)
 		}
 		delete(fired, s.controller)
@@ -205,14 +244,16 @@ func TestRealRun(t *testing.T) {
 	if l := mon.log()[alertKey{"KopgoReconcileErrors", "ops-errors"}]; l.labels.Get("error_kind") != "unavailable" {
 		t.Errorf("KopgoReconcileErrors for ops-errors names error_kind %q, want unavailable", l.labels.Get("error_kind"))
 	}
+	checkExternal(t, mon, system, end)
 
 	checkPanels(t, mon, end)
 
 	// The object gauges equal the objects' conditions at the end of the
-	// run (the backlog still works through its queue and the stuck
-	// controller reconciled nothing: neither has settled).
+	// run (the backlog still works through its queue, the stuck
+	// controller reconciled nothing, and the faulty external system keeps
+	// failing objects' calls: none has settled).
 	for _, s := range scenarios {
-		if s.controller == "ops-backlog" || s.controller == "ops-stuck" {
+		if s.controller == "ops-backlog" || s.controller == "ops-stuck" || s.failEvery > 0 {
 			continue
 		}
 		waitGaugesMatch(t, c, ns, s.controller, procs[s.controller], "at the end of the run")
@@ -220,6 +261,51 @@ func TestRealRun(t *testing.T) {
 
 	handoverAndRestart(t, mon, cluster, ns, procs["ops-healthy"])
 	t.Logf("real run: %v in all", time.Since(began).Round(time.Second))
+}
+
+// checkExternal checks what the external operators did to their system:
+// one resource per Widget, none twice (a create answered 503 made
+// nothing, and was retried), the faulty system's 503s answered, and the
+// alerts about the calls naming the outcome the 503s are (unavailable).
+func checkExternal(t *testing.T, mon *monitor, system *fakeSystem, end time.Time) {
+	t.Helper()
+	// How near KopgoHotLoop the external operators came (its threshold is
+	// 0.1): creates cost several reconciles an object (finalizer, pending
+	// mark, ID), then one check per period.
+	perObject := fmt.Sprintf(`max_over_time((sum by (controller) (rate(kopgo_reconcile_total{controller=~"ops-external.*"}[%ds]))`+
+		` / clamp_min(sum by (controller) (kopgo_objects{controller=~"ops-external.*", condition="Ready"}), 1))[%ds:1s])`,
+		600/timeScale, int(end.Sub(mon.start).Seconds()))
+	if v, err := mon.query(t.Context(), perObject, end); err != nil {
+		t.Error(err)
+	} else {
+		for _, s := range v {
+			t.Logf("%s: at most %.3f reconciles a second per object over the run", s.Metric.Get("controller"), s.F)
+		}
+	}
+	for _, s := range scenarios {
+		if !s.external {
+			continue
+		}
+		resources, failed := system.count(s.controller, http.StatusServiceUnavailable)
+		switch {
+		case s.failEvery == 0 && (resources != externalWidgets || failed != 0):
+			t.Errorf("%s: the system holds %d resources and answered %d calls 503, want %d and 0", s.controller, resources, failed, externalWidgets)
+		case s.failEvery > 0 && (resources > externalWidgets || failed == 0):
+			t.Errorf("%s: the system holds %d resources and answered %d calls 503, want at most %d and some", s.controller, resources, failed, externalWidgets)
+		}
+	}
+	for k, l := range mon.log() {
+		if k.controller != "ops-external-faulty" || l.firstFiring < 0 {
+			continue
+		}
+		label, want := "outcome", "unavailable"
+		if k.alert == "KopgoReconcileErrors" {
+			label = "error_kind"
+		}
+		if got := l.labels.Get(label); got != want {
+			t.Errorf("%s for %s names %s %q, want %s", k.alert, k.controller, label, got, want)
+		}
+	}
 }
 
 // healthyWidgets are the healthy controller's objects: ConfigMaps only,
@@ -346,8 +432,9 @@ func backlog(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	}
 }
 
-// churn changes the healthy controller's objects as users do: every 10 s
-// one Deployment scaled to 0 (pruned) or back to 1, and every 20 s one
+// churn changes the healthy controllers' objects as users do: every 10 s
+// one Deployment scaled to 0 (pruned) or back to 1 and one external
+// Widget's size changed (an Update of its resource), and every 20 s one
 // object replaced by a new one.
 func churn(ctx context.Context, t *testing.T, c client.Client, ns string) {
 	t.Helper()
@@ -370,6 +457,17 @@ func churn(ctx context.Context, t *testing.T, c client.Client, ns string) {
 		patch := client.MergeFrom(w.DeepCopy())
 		w.Spec.Size = 1 - w.Spec.Size
 		if err := c.Patch(ctx, w, patch); err != nil && ctx.Err() == nil {
+			t.Errorf("churn: %v", err)
+		}
+		// A healthy external Widget's spec changed: an Update call.
+		rw := &widget.Widget{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: fmt.Sprint("ops-external-remote-", i%externalWidgets)}, rw); err == nil {
+			patch := client.MergeFrom(rw.DeepCopy())
+			rw.Spec.Size++
+			if err := c.Patch(ctx, rw, patch); err != nil && ctx.Err() == nil {
+				t.Errorf("churn: %v", err)
+			}
+		} else if ctx.Err() == nil {
 			t.Errorf("churn: %v", err)
 		}
 		if i%2 == 1 {
