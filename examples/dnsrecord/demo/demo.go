@@ -158,20 +158,27 @@ func Walkthrough(ctx context.Context, c client.Client, p *provider.Server, ns, c
 	}
 	w.say("    Ready %s after the Secret's update", since(start))
 
-	w.say("\n==> The provider answers 20%% of requests with 429 (Retry-After: 1) and 10%% with 5xx; the value changes to 192.0.2.30")
+	w.say("\n==> The provider answers every request with 429 (Retry-After: 1), then with 5xx, then recovers; the value changes to 192.0.2.30")
 	p.ResetStats()
-	p.SetFaults(provider.Faults{Seed: 7, TooManyRequests: 0.2, RetryAfter: time.Second, ServerError: 0.1})
+	p.SetFaults(provider.Faults{TooManyRequests: 1, RetryAfter: time.Second})
 	if err := w.patch(rec, func(r *v1.DNSRecord) { r.Spec.Value = "192.0.2.30" }); err != nil {
 		return err
 	}
-	if _, err := w.provider(rec, "192.0.2.30", 60*time.Second); err != nil {
+	if err := w.until(10*time.Second, "a 429 answered", func() error { return w.atLeast(429, 429) }); err != nil {
+		return err
+	}
+	p.SetFaults(provider.Faults{ServerError: 1})
+	if err := w.until(10*time.Second, "a 5xx answered", func() error { return w.atLeast(500, 599) }); err != nil {
 		return err
 	}
 	p.SetFaults(provider.Faults{})
+	if _, err := w.provider(rec, "192.0.2.30", 60*time.Second); err != nil {
+		return err
+	}
 	if err := w.condition(rec, status.Ready, "", 30*time.Second); err != nil {
 		return err
 	}
-	w.say("    the provider answered %d requests, %d of them with 429 and %d with 5xx", p.Stats().Total(), w.answered(429, 429), w.answered(500, 599))
+	w.say("    retried past %d answers 429 and %d 5xx, of %d requests", w.answered(429, 429), w.answered(500, 599), p.Stats().Total())
 
 	w.say("\n==> Events of DNSRecord www")
 	if err := w.events(rec, "Created", "Updated", "DriftCorrected"); err != nil {
@@ -297,6 +304,15 @@ func (w *walk) patch(r *v1.DNSRecord, f func(*v1.DNSRecord)) error {
 	before := got.DeepCopy()
 	f(got)
 	return w.c.Patch(w.ctx, got, client.MergeFrom(before))
+}
+
+// atLeast fails until the provider answered a request with a status in
+// [lo, hi].
+func (w *walk) atLeast(lo, hi int) error {
+	if w.answered(lo, hi) == 0 {
+		return fmt.Errorf("no answer %d-%d yet", lo, hi)
+	}
+	return nil
 }
 
 // answered counts the provider's answers with a status in [lo, hi].
