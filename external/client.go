@@ -28,10 +28,13 @@ type Client[T client.Object] interface {
 	// Create creates the resource that obj describes and returns its ID.
 	// key identifies obj across crashes (its UID): tag the resource with
 	// it, or send it as the request's idempotency key, so that a [Finder]
-	// can find the resource again. Return an error only when nothing was
-	// created, or when the outcome is unknown (a timeout): with an error
-	// of kind Timeout the Reconciler treats the outcome as unknown, with
-	// any other as "not created".
+	// can find the resource again. A terminal error (the system refused:
+	// koperrors.FromHTTP's 4xx) means nothing was created. Any other error
+	// may have come after the write (a 502 from a gateway, a connection
+	// reset after the request was sent): with a [Finder] the Reconciler
+	// asks Find before creating again; without one it takes only a Timeout
+	// as an unknown outcome, and any other error as "not created", which
+	// can duplicate the resource when the system failed after writing.
 	Create(ctx context.Context, obj T, key string) (id string, err error)
 	// Update makes the resource match obj's spec.
 	Update(ctx context.Context, obj T, id string) error

@@ -49,9 +49,14 @@
 // CreateOutcomeUnknown and a message that says what to check: set
 // [NameAnnotation] to the ID of the resource you find to adopt it, or
 // remove [PendingAnnotation] to create it again. The Reconciler never
-// creates twice blindly. A Create that fails with an error of any kind but
-// Timeout made nothing: the mark is removed and the create retried; a
-// Timeout leaves the outcome unknown, as a crash does.
+// creates twice blindly. A Create that fails with a terminal error (the
+// system refused it) made nothing: the mark is removed. Any other failure
+// may have come after the write (a gateway's 502, a connection reset): with
+// a Finder the mark stays and Find is asked before creating again; without
+// one, a Timeout leaves the outcome unknown, as a crash does, and any other
+// error is taken as "not created" (the mark is removed and the create
+// retried), which duplicates the resource if the system failed after
+// writing: give your Client a Find.
 //
 // Adoption works the same way outside a crash: an object created with
 // [NameAnnotation] already set takes over that resource (Observe, then

@@ -159,7 +159,7 @@ func (r *Reconciler[T]) create(ctx context.Context, env *reconciler.Env, c Clien
 		return err
 	})
 	if err != nil {
-		if koperrors.KindOf(err) != koperrors.Timeout && ctx.Err() == nil && id == "" {
+		if madeNothing(c, err) && ctx.Err() == nil && id == "" {
 			// Nothing was created: the mark goes, so that the retry needs
 			// no Find (or person) to know it.
 			err = errors.Join(err, clearPending(ctx, env, obj))
@@ -173,6 +173,22 @@ func (r *Reconciler[T]) create(ctx context.Context, env *reconciler.Env, c Clien
 	}
 	env.Recorder.Normal(obj, nil, reasonCreated, "Create", fmt.Sprintf("Created external resource %s", id))
 	return r.check(ctx, env, c, obj, id, now)
+}
+
+// madeNothing reports whether a Create that failed with err certainly
+// created nothing. A terminal error (the system refused the request: a
+// 4xx) did not. Any other may have come after the write (a gateway's 502 or
+// 503, a connection reset after the request was sent): with a Finder the
+// pending mark stays and the next reconcile asks Find; without one, only a
+// Timeout is taken as unknown, so that every 503 does not need a person.
+func madeNothing[T client.Object](c Client[T], err error) bool {
+	if koperrors.IsTerminal(err) {
+		return true
+	}
+	if _, ok := c.(Finder[T]); ok {
+		return false
+	}
+	return koperrors.KindOf(err) != koperrors.Timeout
 }
 
 // record records id on obj, and forgets it once it is.

@@ -342,6 +342,27 @@ func TestFailedCreates(t *testing.T) {
 	if diff := cmp.Diff(keysOf(ws2), s2.live()); diff != "" {
 		t.Errorf("resources by key (-want +got):\n%s", diff)
 	}
+	// A 502 from a gateway after the system stored the resource: with a
+	// Finder the mark stays, Find finds it, nothing is created twice.
+	ns3 := cluster.Namespace(t)
+	s3 := newSystem()
+	failedAfter := map[string]bool{}
+	s3.afterCreate = func(key, _ string) error {
+		if failedAfter[key] {
+			return nil
+		}
+		failedAfter[key] = true
+		return koperrors.Errorf(koperrors.Unavailable, "502 Bad Gateway")
+	}
+	ws3 := newWidgets(t, ns3, 5, nil)
+	start(t, "ext-502", ns3, external.New(connectTo(finder{s3})), &observability.FakeRecorder{})
+	allReady(t, ws3, 30*time.Second)
+	if got, finds := s3.count("create"), s3.count("find"); got != 5 || finds != 5 {
+		t.Errorf("creates %d, finds %d; want 5 and 5 (each create that failed after the write found, not repeated)", got, finds)
+	}
+	if diff := cmp.Diff(keysOf(ws3), s3.live()); diff != "" {
+		t.Errorf("resources by key (-want +got):\n%s", diff)
+	}
 }
 
 // Deletion holds the object until the resource is observed gone, and
