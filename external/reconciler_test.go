@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -322,12 +323,11 @@ func TestFailedCreates(t *testing.T) {
 
 	ns2 := cluster.Namespace(t)
 	s2 := newSystem()
-	timedOut := map[string]bool{}
+	timedOut := onceEach{}
 	s2.afterCreate = func(key, _ string) error {
-		if timedOut[key] {
+		if !timedOut.first(key) {
 			return nil
 		}
-		timedOut[key] = true
 		return koperrors.WrapKind(koperrors.Timeout, context.DeadlineExceeded, "create", kopmeta.ObjectRef{})
 	}
 	ws2 := newWidgets(t, ns2, 5, nil)
@@ -346,12 +346,11 @@ func TestFailedCreates(t *testing.T) {
 	// Finder the mark stays, Find finds it, nothing is created twice.
 	ns3 := cluster.Namespace(t)
 	s3 := newSystem()
-	failedAfter := map[string]bool{}
+	failedAfter := onceEach{}
 	s3.afterCreate = func(key, _ string) error {
-		if failedAfter[key] {
+		if !failedAfter.first(key) {
 			return nil
 		}
-		failedAfter[key] = true
 		return koperrors.Errorf(koperrors.Unavailable, "502 Bad Gateway")
 	}
 	ws3 := newWidgets(t, ns3, 5, nil)
@@ -404,6 +403,26 @@ func TestDeletionWaitsUntilGone(t *testing.T) {
 	if got := countEvents(rec, "Deleted"); got != 5 {
 		t.Errorf("Deleted events: %d, want 5", got)
 	}
+}
+
+// onceEach tells, safely from concurrent reconciles, whether a key is seen
+// for the first time (afterCreate hooks run outside the system's lock).
+type onceEach struct {
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func (o *onceEach) first(key string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.seen[key] {
+		return false
+	}
+	if o.seen == nil {
+		o.seen = map[string]bool{}
+	}
+	o.seen[key] = true
+	return true
 }
 
 // countEvents counts rec's events with reason.
