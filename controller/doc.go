@@ -108,7 +108,18 @@
 // Secret, Service) have every update kept: their data changes leave
 // generation alone. [Builder.Predicates] replaces the filter, and
 // Predicates() with no argument drops it, for a reconciler that must react
-// to status written by someone else.
+// to status written by someone else; then every new resourceVersion of
+// the object runs the reconciler, the echo of its own status write
+// included (one more call per change, which writes nothing).
+//
+// Every event that passes the filter reaches the queue; whether it runs
+// the reconciler is decided from the object's state (the reconciler
+// package, "What wakes an object"): the echoes of the controller's own
+// writes (its finalizer, its status, the reconciler's annotations through
+// Env.Client, the children Env.Applier wrote) run nothing, and cut no
+// backoff or RequeueAfter short, while a change by anyone else runs at
+// once, even when it reaches the informer merged with one of ours after
+// a relist.
 //
 // The child kinds of a reconciler that implements reconciler.Owner (a
 // reconciler.Syncer does) are watched as if given to [Builder.Owns], and

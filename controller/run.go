@@ -94,6 +94,9 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	lo.Metrics = metrics
 	lo.Selector = b.selector
 	lo.APIServer = mgr.GetConfig().Host
+	// The user's own filter on the primary's events may let status
+	// changes through on purpose: then every new version is news.
+	lo.EveryVersion = b.predicates != nil
 	if grace := b.grace(ownManager); grace > 0 {
 		lo.Drain = drainWindow(grace)
 	}
@@ -101,27 +104,26 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
-	// One list: each builder.WithPredicates replaces the ones before it.
-	// First (predicates run in order, and stop at the first that drops an
-	// event), the loop's: the update events of its own writes (its
-	// finalizer, the status), which the reconcile that made them accounted
-	// for, start no second reconcile, whatever other predicates say.
-	// No selector predicate: the loop checks LabelSelector itself, after
+	// Every event reaches the queue, and the loop decides there and in
+	// the reconcile what it means (internal/loop, wake.go): For names the
+	// kind, and its events come through the loop's handler, under the
+	// primary's filter (ignoreStatusOnly unless replaced) in one list
+	// (each builder.WithPredicates replaces the ones before it). No
+	// selector predicate: the loop checks LabelSelector itself, after
 	// reading the object, and must see the events of an object that left
 	// the selector while its cleanup is owed (under Run the cache holds
 	// only matching objects anyway).
-	preds := []predicate.Predicate{l.OwnWritesPredicate()}
-	if b.predicates == nil {
-		preds = append(preds, ignoreStatusOnly())
-	} else {
-		preds = append(preds, b.predicates...)
+	preds := b.predicates
+	if preds == nil {
+		preds = []predicate.Predicate{ignoreStatusOnly()}
 	}
-	forOpts := []builder.ForOption{builder.WithPredicates(preds...)}
 	copts := b.ctrlOptions
 	if copts.MaxConcurrentReconciles == 0 {
 		copts.MaxConcurrentReconciles = max(b.concurrency, 1)
 	}
-	bld := builder.ControllerManagedBy(mgr).Named(b.name).For(proto, forOpts...).
+	bld := builder.ControllerManagedBy(mgr).Named(b.name).
+		For(proto, builder.WithPredicates(predicate.NewPredicateFuncs(func(client.Object) bool { return false }))).
+		Watches(proto, l.PrimaryHandler(), builder.WithPredicates(preds...)).
 		WithOptions(l.ControllerOptions(copts)).
 		// Deletions the API server let past the finalizer still get their
 		// cleanup (kubernetes/kubernetes#77988).
@@ -131,9 +133,10 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 		if err != nil {
 			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Owns(%T)", b.name, o), kopmeta.ObjectRef{})
 		}
-		// The events of the children's writes the reconciles made
-		// themselves (the Applier's) do not reconcile the parent again.
-		bld = bld.Owns(o, builder.WithPredicates(l.ChildWritesPredicate(gvk.GroupKind())))
+		// Children reconcile their controller owner; the state the
+		// owner's reconcile got back from the Applier is no news to it.
+		owner := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), proto, handler.OnlyControllerOwner())
+		bld = bld.Watches(o, l.OwnsHandler(gvk.GroupKind(), owner))
 	}
 	for _, w := range b.watches {
 		bld = bld.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(w.mapper))

@@ -17,6 +17,7 @@
 //	kopgo_apply_total{controller,outcome}
 //	kopgo_gc_deletions_total{controller}
 //	kopgo_reconcile_deferred_total{controller,outcome}  outcome deferred or expired
+//	kopgo_reconcile_skipped_total{controller,reason}    reason nothing_new, not_due or retry_after
 //	kopgo_external_requests_total{controller,operation,outcome}
 //	kopgo_external_request_duration_seconds{controller,operation}  histogram
 //
@@ -31,6 +32,14 @@
 // write to it (see the reconciler package, "Reading your own writes"):
 // outcome "deferred" each time, "expired" when the bounded wait ran out
 // and the reconcile ran on what the cache had.
+//
+// kopgo_reconcile_skipped_total counts wake-ups of an object (a watch
+// event, a requeue) that ran no reconcile: nothing changed since the last
+// one and no requeue was due (reason "nothing_new": the echo of the
+// loop's own write, say), a requeue is due later (a backoff or a
+// RequeueAfter that the wake-up did not cut short: "not_due"), or the last
+// error's own delay holds ("retry_after"). Such a wake-up makes no write
+// and no call, and is not in kopgo_reconcile_total.
 //
 // Every label value is lower case, from a closed set, never an error
 // message, so the number of series stays bounded:

@@ -33,6 +33,7 @@ type Metrics struct {
 	applies    *prometheus.CounterVec
 	deletions  *prometheus.CounterVec
 	deferrals  *prometheus.CounterVec
+	skips      *prometheus.CounterVec
 
 	externalCalls    *prometheus.CounterVec
 	externalDuration *prometheus.HistogramVec
@@ -109,6 +110,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "kopgo_reconcile_deferred_total",
 			Help: "Reconciles deferred because the cache held the object older than this process's last write to it (outcome deferred), and those run anyway after the bounded wait (outcome expired).",
 		}, []string{"controller", "outcome"}),
+		skips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "kopgo_reconcile_skipped_total",
+			Help: "Wake-ups of an object that ran no reconcile, by reason: nothing_new (no change since the last reconcile, no requeue due), not_due (nothing new, a requeue is due later), retry_after (the last error's own delay holds).",
+		}, []string{"controller", "reason"}),
 		externalCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "kopgo_external_requests_total",
 			Help: "Calls to an external system (the external package's observe, create, update, delete, find) by controller, operation and outcome: success, or the error's kind.",
@@ -125,6 +130,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m.applies = register(reg, m.applies, &err)
 	m.deletions = register(reg, m.deletions, &err)
 	m.deferrals = register(reg, m.deferrals, &err)
+	m.skips = register(reg, m.skips, &err)
 	m.externalCalls = register(reg, m.externalCalls, &err)
 	m.externalDuration = register(reg, m.externalDuration, &err)
 	m.health = register(reg, newHealthCollector(), &err)
@@ -211,6 +217,16 @@ func (m *Metrics) RecordDeferral(controller string, expired bool) {
 		outcome = "expired"
 	}
 	m.deferrals.WithLabelValues(controller, outcome).Inc()
+}
+
+// RecordSkip records a wake-up of an object of controller that ran no
+// reconcile, for reason: "nothing_new", "not_due" or "retry_after" (see
+// the reconciler package, "What wakes an object").
+func (m *Metrics) RecordSkip(controller, reason string) {
+	if m == nil {
+		return
+	}
+	m.skips.WithLabelValues(controller, reason).Inc()
 }
 
 // RecordExternalCall records one call of controller to a system outside

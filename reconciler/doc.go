@@ -184,23 +184,51 @@
 // status older than someone else's write, which the loop cannot see,
 // replaces that writer's value of a field the reconciler sets).
 //
-// A write of the loop's own does not cost a second reconcile: the update
-// events of its finalizer patch and status write, which the reconcile that
-// made them already accounted for, are dropped (an event that shows
-// anyone else's change too is kept). So a new object is reconciled once,
-// and a delay returned with a failure is the delay until the next try.
-// The same holds for the children a Reconcile applies with Env.Applier,
-// of the kinds the controller watches (Owns, an [Owner]'s kinds): the
-// create or update event its own apply causes does not reconcile the
-// parent again, since the reconcile holds what the apply returned (read
-// it from the apply's Result, e.g. Result.Into, rather than from the cache
-// before applying). A child's change by anyone else (the Deployment
-// controller's status, an edit to revert, a deletion) still does. [Sync]
-// is the exception: its function observes the children in the cache, so
-// the events of Sync's own applies reconcile the parent again, and the
-// next call observes what was written. The reconciler's own writes to the
-// object through Env.Client also reconcile it again, as any change does (a
-// status-only change does not, see the controller Builder's Predicates).
+// # What wakes an object
+//
+// Every watch event and every requeue reaches the queue: none is dropped
+// on a guess about who wrote what (after a watch relists, several changes
+// arrive as one update, so an event that looks like the echo of one's own
+// write may carry someone else's change). Whether a wake-up runs the
+// reconciler is decided from the object's state, when it is about to run:
+//
+//   - It runs when the object changed since the last Reconcile or Cleanup
+//     acted on it: its generation (the spec), its labels or annotations,
+//     its deletion, the loop's finalizer (and, for kinds without
+//     metadata.generation or under the user's own event filter, any new
+//     resourceVersion). The reconcile's own writes to its object through
+//     Env.Client (an annotation that records an external ID, say) are
+//     folded into what it acted on, so their echoes do not run it again;
+//     someone else's change merged into the same update still does.
+//   - It runs on news: an event of a child other than the state the
+//     parent's reconcile got back from Env.Applier, of an object watched
+//     with Watch or named through References, a deletion, and any watch
+//     added through WithWatches.
+//   - It runs when a requeue that was asked for is due: a RequeueAfter,
+//     the backoff after a failure, the Stalled retry, the informers'
+//     periodic resync.
+//   - Anything else (the echo of the loop's own finalizer patch or status
+//     write, of an own annotation, of a child's own apply) runs nothing:
+//     no call of the reconciler, no write, no external call. It is counted
+//     in kopgo_reconcile_skipped_total{controller,reason="nothing_new"}.
+//
+// Delays belong to the object, not to the event that arrives: a wake-up
+// with nothing new during a backoff or before a RequeueAfter runs
+// nothing and keeps the schedule (reason "not_due"); a change by someone
+// else (spec, labels, deletion, a child, a referenced object) runs at
+// once. A delay the error itself carried (a provider's Retry-After,
+// [koperrors.RetryAfterOf]) holds for every wake-up, changes included
+// (reason "retry_after"): the system asked not to be called before then.
+// So a new object is reconciled once, a delay returned with a failure is
+// the delay until the next try, and an object refused terminally is tried
+// once per change.
+//
+// Children: the state a reconcile got back from Env.Applier (same UID,
+// same resourceVersion) is taken as seen, so read a child's state from the
+// apply's Result (Result.Into), not from the cache before applying. This
+// holds for the kinds the controller watches with Owns. [Sync] observes
+// its children in the cache instead, so the events of its own applies
+// run it again, and the next call observes what was written.
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler

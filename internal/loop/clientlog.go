@@ -3,27 +3,29 @@ package loop
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // loggingClient is the Env's client as the reconciler gets it: it logs
-// the reconciler's writes to objects of type T in the loop's write log
-// (see ownwrites.go), so that no later reconcile of such an object runs on
-// a cached state older than them. Reads and every other write pass
-// through unchanged.
+// the reconciler's writes to objects of type T (see ownwrites.go), so
+// that no later reconcile of such an object runs on a cached state older
+// than them, and folds a reconcile's writes to its own object into what
+// it acted on (see wake.go), so that their echoes do not wake it again.
+// Reads and every other write pass through unchanged.
 type loggingClient[T client.Object] struct {
 	client.Client
-	writes *ownWrites
+	objs *objects
 }
 
 // Update implements client.Writer, logging a write to a T.
 func (c *loggingClient[T]) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	return c.logged(obj, func() error { return c.Client.Update(ctx, obj, opts...) })
+	return c.logged(ctx, obj, obj.GetResourceVersion(), func() error { return c.Client.Update(ctx, obj, opts...) })
 }
 
 // Patch implements client.Writer, logging a write to a T.
 func (c *loggingClient[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	return c.logged(obj, func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
+	return c.logged(ctx, obj, "", func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
 // Status implements client.StatusClient, logging writes to a T's status.
@@ -31,19 +33,42 @@ func (c *loggingClient[T]) Status() client.SubResourceWriter {
 	return &loggingStatus[T]{SubResourceWriter: c.Client.Status(), c: c}
 }
 
-// logged runs the write do to obj, logged when obj is a T.
-func (c *loggingClient[T]) logged(obj client.Object, do func() error) error {
+// logged runs the write do to obj, logged when obj is a T. precondition
+// is the resourceVersion the write is made on, when the request carries
+// it as a precondition (an Update); "" when it does not.
+func (c *loggingClient[T]) logged(ctx context.Context, obj client.Object, precondition string, do func() error) error {
 	if _, ok := obj.(T); !ok {
 		return do()
 	}
-	w := c.writes.begin(obj, false)
-	err := do()
-	rv := ""
-	if err == nil {
-		rv = obj.GetResourceVersion()
+	key := client.ObjectKeyFromObject(obj)
+	own := reconcilingOf(ctx) == key
+	var sent fingerprint
+	if own {
+		sent = c.objs.fingerprint(obj)
 	}
-	c.writes.finish(client.ObjectKeyFromObject(obj), w, rv)
-	return err
+	if err := do(); err != nil {
+		return err
+	}
+	c.objs.wrote(key, obj.GetUID(), obj.GetResourceVersion())
+	if own {
+		c.objs.wroteMeta(key, sent, precondition, obj)
+	}
+	return nil
+}
+
+type reconcilingKey struct{}
+
+// withReconciling returns ctx for the reconcile of the object at key: the
+// writes to it made under ctx are the reconcile's own.
+func withReconciling(ctx context.Context, key types.NamespacedName) context.Context {
+	return context.WithValue(ctx, reconcilingKey{}, key)
+}
+
+// reconcilingOf is the object whose reconcile ctx belongs to; the zero
+// name outside a reconcile.
+func reconcilingOf(ctx context.Context) types.NamespacedName {
+	key, _ := ctx.Value(reconcilingKey{}).(types.NamespacedName)
+	return key
 }
 
 // loggingStatus is loggingClient's status writer.
@@ -54,10 +79,10 @@ type loggingStatus[T client.Object] struct {
 
 // Update implements client.SubResourceWriter, logging a write to a T.
 func (s *loggingStatus[T]) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	return s.c.logged(obj, func() error { return s.SubResourceWriter.Update(ctx, obj, opts...) })
+	return s.c.logged(ctx, obj, obj.GetResourceVersion(), func() error { return s.SubResourceWriter.Update(ctx, obj, opts...) })
 }
 
 // Patch implements client.SubResourceWriter, logging a write to a T.
 func (s *loggingStatus[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return s.c.logged(obj, func() error { return s.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
+	return s.c.logged(ctx, obj, "", func() error { return s.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
 }

@@ -30,6 +30,10 @@ type decision struct {
 	// self is a requeue the loop adds itself (controller-runtime drops the
 	// result of a reconcile that returns a terminal error); 0: none.
 	self time.Duration
+	// hold is the delay the failure's error carried (a provider's
+	// Retry-After): no reconcile before it passes, whatever wakes the
+	// object (see wake.go); 0: none.
+	hold time.Duration
 
 	warning      string // reason of a Warning event; "": none
 	note         string
@@ -90,7 +94,8 @@ func classify(a attempt, o Options) decision {
 			d.forget, d.warning = true, ""
 			return d
 		}
-		d.self = max(o.StalledRetry, errorDelay(err, requeue && after > 0))
+		d.hold = errorDelay(err, requeue && after > 0)
+		d.self = max(o.StalledRetry, d.hold)
 		if requeue && after > 0 {
 			d.self = after
 		}
@@ -112,6 +117,7 @@ func classify(a attempt, o Options) decision {
 	if requeue && after > 0 {
 		d.retry.after = after // asked for with the failure: wins over the policy
 	}
+	d.hold = d.retry.atLeast
 	return d
 }
 

@@ -57,6 +57,11 @@ type Options struct {
 	// system the reconciler calls) backs off exponentially. "": only
 	// errors carrying a Kubernetes API status count as the API server's.
 	APIServer string
+	// EveryVersion makes every new resourceVersion of an object a change
+	// its reconciler must see (see wake.go): set when the primary's event
+	// filter is the user's, who may want status written by others seen.
+	// Kinds without metadata.generation are judged so anyway.
+	EveryVersion bool
 	// Selector limits the controller to objects whose labels match; nil:
 	// every object. An object outside it is not reconciled, whatever
 	// event enqueued it (an owned child's, a watch's), unless it is being
@@ -74,13 +79,17 @@ type Loop[T client.Object] struct {
 	policy  reconciler.ErrorPolicy[T]
 	env     *reconciler.Env
 	// client is the Env's client as given, for the loop's own writes;
-	// env.Client logs the reconciler's writes to the object (ownwrites.go).
+	// env.Client logs the reconciler's writes to the object (clientlog.go).
 	client client.Client
-	writes *ownWrites
-	// children logs the writes of children, per watched child kind (set
-	// up before the controller starts, read-only after).
-	children map[schema.GroupKind]*ownWrites
-	cleaned  *uidSet // UIDs whose cleanup finished
+	// objs is what the loop keeps per object: what wakes it (wake.go),
+	// its own writes (ownwrites.go), its failures in a row.
+	objs *objects
+	// echoes are the children's writes whose events have not come, of
+	// the kinds in owned (set up before the controller starts, read-only
+	// after).
+	echoes  *echoes
+	owned   map[schema.GroupKind]struct{}
+	cleaned *uidSet // UIDs whose cleanup finished
 	// calls records the reconciler's calls to external systems
 	// (internal/calls) under this controller's name.
 	calls   calls.Recorder
@@ -89,10 +98,9 @@ type Loop[T client.Object] struct {
 	workers *workers
 
 	queueMu sync.Mutex
-	queue   workqueue.TypedRateLimitingInterface[reconcile.Request]
+	queue   *wakeQueue
 
 	mu        sync.Mutex
-	streaks   map[reconcile.Request]streak        // failures in a row
 	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned
 	// finalized holds the UIDs this process added its finalizer to, and
 	// lastState the last state of such objects deleted without a cleanup
@@ -146,26 +154,28 @@ func New[T client.Object](name string, env *reconciler.Env, r reconciler.Reconci
 		client:    env.Client,
 		cleaned:   newUIDSet(cleanedMemory),
 		limiter:   newRateLimiter(),
-		streaks:   map[reconcile.Request]streak{},
-		children:  map[schema.GroupKind]*ownWrites{},
+		owned:     map[schema.GroupKind]struct{}{},
 		abandoned: map[reconcile.Request]chan struct{}{},
 		workers:   newWorkers(),
 		finalized: map[types.UID]struct{}{},
 		lastState: map[reconcile.Request]T{},
 	}
-	l.writes = newOwnWrites(func(req reconcile.Request) { l.requeueAfter(req, 0) })
-	l.calls = func(op string, err error, d time.Duration) { l.o.Metrics.RecordExternalCall(name, op, err, d) }
-	// The reconciler's writes to its objects through env.Client are
-	// logged (read your own writes); the Env stays the caller's, so that
-	// what it changes later (CompleteKinds, say) holds for the loop too.
-	env.Client = &loggingClient[T]{Client: env.Client, writes: l.writes}
-	l.env = env
+	finalizer := ""
 	if f, ok := r.(reconciler.Finalizer[T]); ok {
 		if err := finalizers.Validate(o.FinalizerName); err != nil {
 			return nil, koperrors.WrapKind(koperrors.Config, err, "controller "+name, kopmeta.ObjectRef{})
 		}
-		l.cleanup = f
+		l.cleanup, finalizer = f, o.FinalizerName
 	}
+	l.objs = newObjects(finalizer, o.EveryVersion)
+	l.echoes = newEchoes(func(req reconcile.Request) { l.wake(req) })
+	l.calls = func(op string, err error, d time.Duration) { l.o.Metrics.RecordExternalCall(name, op, err, d) }
+	// The reconciler's writes to its objects through env.Client are
+	// logged (read your own writes, and what a reconcile acted on); the
+	// Env stays the caller's, so that what it changes later
+	// (CompleteKinds, say) holds for the loop too.
+	env.Client = &loggingClient[T]{Client: env.Client, objs: l.objs}
+	l.env = env
 	l.policy, _ = r.(reconciler.ErrorPolicy[T])
 	return l, nil
 }
@@ -189,10 +199,11 @@ func (l *Loop[T]) ControllerOptions(o crcontroller.Options) crcontroller.Options
 		default:
 			q = workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: name})
 		}
+		w := newWakeQueue(q, rl, l.objs)
 		l.queueMu.Lock()
-		l.queue = q
+		l.queue = w
 		l.queueMu.Unlock()
-		return q
+		return w
 	}
 	return o
 }
@@ -200,37 +211,30 @@ func (l *Loop[T]) ControllerOptions(o crcontroller.Options) crcontroller.Options
 // requeueAfter adds req to the queue after d, for a requeue
 // controller-runtime drops (one returned with a terminal error).
 func (l *Loop[T]) requeueAfter(req reconcile.Request, d time.Duration) {
-	l.queueMu.Lock()
-	q := l.queue
-	l.queueMu.Unlock()
-	if q != nil {
+	if q := l.wakeQueue(); q != nil {
 		q.AddAfter(req, d)
 	}
 }
 
-// streak is an object's failures in a row: all of them, and the
-// optimistic-lock conflicts among the last ones.
-type streak struct{ failures, conflicts int }
+// wake adds req to the queue with news.
+func (l *Loop[T]) wake(req reconcile.Request) {
+	if q := l.wakeQueue(); q != nil {
+		q.Add(req)
+	}
+}
+
+// wakeQueue is the controller's queue; nil before it starts.
+func (l *Loop[T]) wakeQueue() *wakeQueue {
+	l.queueMu.Lock()
+	defer l.queueMu.Unlock()
+	return l.queue
+}
 
 // countFailure counts failures in a row for req and returns the
 // optimistic-lock conflicts in a row and the failures in a row, this one
 // included (0, 0 when err is nil, which resets both).
 func (l *Loop[T]) countFailure(req reconcile.Request, err error) (conflicts, failures int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err == nil {
-		delete(l.streaks, req)
-		return 0, 0
-	}
-	s := l.streaks[req]
-	s.failures++
-	if koperrors.KindOf(err) == koperrors.Conflict {
-		s.conflicts++
-	} else {
-		s.conflicts = 0
-	}
-	l.streaks[req] = s
-	return s.conflicts, s.failures
+	return l.objs.countFailure(req.NamespacedName, err != nil, koperrors.KindOf(err) == koperrors.Conflict)
 }
 
 // nopRecorder drops events: the recorder where none is given.
@@ -238,3 +242,8 @@ type nopRecorder struct{}
 
 func (nopRecorder) Normal(_, _ runtime.Object, _, _, _ string)  {}
 func (nopRecorder) Warning(_, _ runtime.Object, _, _, _ string) {}
+
+// MarkNews makes the next wake-up of req run the reconciler, as an event
+// of a related object does (see wake.go). The bench uses it to time a
+// reconcile of a converged object that has something to look at.
+func (l *Loop[T]) MarkNews(req reconcile.Request) { l.objs.markNews(req.NamespacedName) }

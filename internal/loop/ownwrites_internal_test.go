@@ -25,96 +25,108 @@ func objAt(uid, rv string) *metav1.PartialObjectMetadata {
 
 var key = types.NamespacedName{Namespace: "ns", Name: "w"}
 
-// The event of an accounted write is dropped, whether it arrives after the
-// write's response or before it; an event showing someone else's change
-// is kept, and one dropped provisionally for a write that then returned
-// another version is made good by an enqueue.
-func TestOwnWriteEvents(t *testing.T) {
+// A child's event is news to its parent unless it shows exactly the state
+// the parent's reconcile got back from the Applier, whether it arrives
+// after the write's answer or before it; one judged provisionally that
+// turns out to show another state wakes the parent with news.
+func TestChildEchoes(t *testing.T) {
 	tests := []struct {
 		name string
-		// rv the write returns; events (old -> new) before and after it.
+		// rv the write returns; the versions of events before and after it.
 		rv            string
-		before, after [][2]string
-		accounted     bool
-		wantKept      []bool // for before, then after
-		wantEnqueued  int
+		before, after []string
+		wantNews      []bool // for before, then after
+		wantWoken     int
 	}{
-		{name: "event after the response", rv: "11", after: [][2]string{{"10", "11"}}, accounted: true, wantKept: []bool{false}},
-		{name: "event before the response", rv: "11", before: [][2]string{{"10", "11"}}, accounted: true, wantKept: []bool{false}},
-		{name: "someone else's change first", rv: "12", after: [][2]string{{"10", "11"}, {"11", "12"}}, accounted: true, wantKept: []bool{true, true}},
+		{name: "event after the answer", rv: "11", after: []string{"11"}, wantNews: []bool{false}},
+		{name: "event before the answer", rv: "11", before: []string{"11"}, wantNews: []bool{false}},
+		{name: "someone else's change after ours", rv: "11", after: []string{"11", "12"}, wantNews: []bool{false, true}},
+		{name: "merged: someone else's change and ours in one event", rv: "11", after: []string{"12"}, wantNews: []bool{true}},
+		{name: "an older event", rv: "11", after: []string{"10", "11"}, wantNews: []bool{false, false}},
 		{
 			name: "someone else's change seen while ours was in flight", rv: "12",
-			before: [][2]string{{"10", "11"}}, after: [][2]string{{"11", "12"}}, accounted: true,
-			wantKept: []bool{false, true}, wantEnqueued: 1,
+			before: []string{"11"}, after: []string{"12"}, wantNews: []bool{false, true}, wantWoken: 1,
 		},
-		{name: "the reconciler's own write", rv: "11", after: [][2]string{{"10", "11"}}, accounted: false, wantKept: []bool{true}},
-		{name: "a write that changed nothing", rv: "10", after: [][2]string{{"10", "11"}}, accounted: true, wantKept: []bool{true}},
-		{name: "a failed write", rv: "", before: [][2]string{{"10", "11"}}, accounted: true, wantKept: []bool{false}, wantEnqueued: 1},
+		{name: "a failed write", rv: "", before: []string{"11"}, wantNews: []bool{false}, wantWoken: 1},
+		{name: "a failed write, later events", rv: "", after: []string{"11"}, wantNews: []bool{true}},
 	}
+	k := childKey{gk: schema.GroupKind{Kind: "ConfigMap"}, key: key}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			enqueued := 0
-			w := newOwnWrites(func(reconcile.Request) { enqueued++ })
-			var kept []bool
-			e := w.begin(objAt("u1", "10"), tt.accounted)
-			for _, ev := range tt.before {
-				kept = append(kept, w.observed(objAt("u1", ev[0]), objAt("u1", ev[1])))
+			woken := 0
+			e := newEchoes(func(reconcile.Request) { woken++ })
+			var news []bool
+			w := e.begin(k, "u1", reconcile.Request{NamespacedName: key})
+			for _, rv := range tt.before {
+				news = append(news, e.event(k, "u1", rv))
 			}
-			w.finish(key, e, tt.rv)
-			for _, ev := range tt.after {
-				kept = append(kept, w.observed(objAt("u1", ev[0]), objAt("u1", ev[1])))
+			uid := types.UID("u1")
+			if tt.rv == "" {
+				uid = ""
 			}
-			if fmt.Sprint(kept) != fmt.Sprint(tt.wantKept) {
-				t.Errorf("events kept %v, want %v", kept, tt.wantKept)
+			e.done(k, w, uid, tt.rv)
+			for _, rv := range tt.after {
+				news = append(news, e.event(k, "u1", rv))
 			}
-			if enqueued != tt.wantEnqueued {
-				t.Errorf("enqueued %d, want %d", enqueued, tt.wantEnqueued)
+			if fmt.Sprint(news) != fmt.Sprint(tt.wantNews) {
+				t.Errorf("news %v, want %v", news, tt.wantNews)
 			}
-			if n := w.size(); n != 0 {
-				t.Errorf("%d objects left in the log once the cache caught up, want 0", n)
+			if woken != tt.wantWoken {
+				t.Errorf("parent woken %d times, want %d", woken, tt.wantWoken)
+			}
+			if tt.after != nil || tt.rv == "" || tt.before != nil {
+				e.forget(k)
+			}
+			if n := e.size(); n != 0 {
+				t.Errorf("%d children kept after their echo, want 0", n)
 			}
 		})
 	}
+	t.Run("another object of the same name", func(t *testing.T) {
+		e := newEchoes(func(reconcile.Request) {})
+		w := e.begin(k, "u1", reconcile.Request{NamespacedName: key})
+		e.done(k, w, "u1", "11")
+		if !e.event(k, "u2", "11") {
+			t.Error("an event of another object with the same name and version is not news")
+		}
+	})
 }
 
 // A read older than our last write is stale until the cache shows it (or
 // a newer version); a read of another object under the same name is not;
 // versions that are not comparable are never stale.
 func TestStaleReads(t *testing.T) {
-	w := newOwnWrites(func(reconcile.Request) {})
-	e := w.begin(objAt("u1", "10"), true)
-	w.finish(key, e, "12")
+	s := newObjects("", false)
+	s.wrote(key, "u1", "12")
 	now := time.Now()
-	if stale, n, since := w.stale(objAt("u1", "10"), now); !stale || n != 1 || !since.Equal(now) {
+	if stale, n, since := s.stale(key, objAt("u1", "10"), now); !stale || n != 1 || !since.Equal(now) {
 		t.Errorf("read at 10 after our write at 12: stale %v, deferrals %d, since %v; want stale, 1, now", stale, n, since)
 	}
-	if stale, n, since := w.stale(objAt("u1", "11"), now.Add(time.Second)); !stale || n != 2 || !since.Equal(now) {
+	if stale, n, since := s.stale(key, objAt("u1", "11"), now.Add(time.Second)); !stale || n != 2 || !since.Equal(now) {
 		t.Errorf("read at 11: stale %v, deferrals %d, since %v; want stale, 2, the first deferral's time", stale, n, since)
 	}
-	if stale, _, _ := w.stale(objAt("u1", "x"), now); stale {
+	if stale, _, _ := s.stale(key, objAt("u1", "x"), now); stale {
 		t.Error("a version that is not an integer is stale; want fail open")
 	}
-	if stale, _, _ := w.stale(objAt("u1", "12"), now); stale {
+	if stale, _, _ := s.stale(key, objAt("u1", "12"), now); stale {
 		t.Error("a read at our write's version is stale")
 	}
-	if n := w.size(); n != 0 {
-		t.Errorf("%d objects left after the cache caught up, want 0", n)
+	if stale, _, _ := s.stale(key, objAt("u1", "10"), now); stale {
+		t.Error("stale once the cache showed our write")
 	}
 
-	e = w.begin(objAt("u1", "12"), false)
-	w.finish(key, e, "20")
-	if stale, _, _ := w.stale(objAt("u2", "15"), now); stale {
+	s.wrote(key, "u1", "20")
+	if stale, _, _ := s.stale(key, objAt("u2", "15"), now); stale {
 		t.Error("another object under the same name is stale")
 	}
 
-	e = w.begin(objAt("u1", "12"), false)
-	w.finish(key, e, "20")
-	w.giveUp(key)
-	if stale, _, _ := w.stale(objAt("u1", "15"), now); stale {
+	s.wrote(key, "u1", "20")
+	s.giveUp(key)
+	if stale, _, _ := s.stale(key, objAt("u1", "15"), now); stale {
 		t.Error("stale after giveUp")
 	}
-	w.forget(key)
-	if n := w.size(); n != 0 {
+	s.forget(key)
+	if n := s.size(); n != 0 {
 		t.Errorf("%d objects after forget, want 0", n)
 	}
 }

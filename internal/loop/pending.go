@@ -37,12 +37,17 @@ func (l *Loop[T]) DeleteHandler() handler.TypedEventHandler[client.Object, recon
 			if !ok {
 				return
 			}
-			if l.cleanup == nil || !l.owesCleanup(obj) {
-				l.writes.forget(client.ObjectKeyFromObject(obj))
+			if l.cleanup == nil {
+				return
+			}
+			if !l.owesCleanup(obj) {
+				// Nothing owed: what was kept for its cleanup goes with
+				// it (the delete event is the last word on that UID).
+				l.cleaned.remove(obj.GetUID())
+				l.forgetAdded(obj.GetUID())
 				return
 			}
 			req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}}
-			l.writes.forget(req.NamespacedName)
 			l.mu.Lock()
 			l.lastState[req] = obj
 			l.mu.Unlock()
@@ -146,6 +151,14 @@ func (s *uidSet) add(uid types.UID) {
 		s.prev, s.cur, s.rotatedAt = s.cur, map[types.UID]struct{}{}, now
 	}
 	s.cur[uid] = struct{}{}
+}
+
+// remove forgets uid.
+func (s *uidSet) remove(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.cur, uid)
+	delete(s.prev, uid)
 }
 
 // has reports whether uid was added within the last one or two periods.

@@ -118,6 +118,23 @@ func (r *rateLimiter) Forget(req reconcile.Request) {
 	delete(r.hints, req)
 }
 
+// drop forgets everything about req (its object is gone).
+func (r *rateLimiter) drop(req reconcile.Request) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.kept, req)
+	delete(r.failures, req)
+	delete(r.transient, req)
+	delete(r.hints, req)
+}
+
+// size is the number of objects with anything kept (for tests).
+func (r *rateLimiter) size() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.failures) + len(r.transient) + len(r.hints) + len(r.kept)
+}
+
 // NumRequeues returns req's failures in a row.
 func (r *rateLimiter) NumRequeues(req reconcile.Request) int {
 	r.mu.Lock()

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -46,6 +47,16 @@ func (l *Loop[T]) record(ctx context.Context, req reconcile.Request, obj T, a at
 	}
 	if d.self > 0 {
 		l.requeueAfter(req, d.self)
+	}
+	switch {
+	case a.phase == phaseGone && a.finished:
+		l.forgetObject(req)
+	case a.phase != phaseGone:
+		var notBefore time.Time
+		if d.hold > 0 {
+			notBefore = time.Now().Add(d.hold)
+		}
+		l.objs.end(req.NamespacedName, obj.GetUID(), notBefore)
 	}
 	l.observeHealth(req, obj, a, d, stored)
 }

@@ -76,17 +76,25 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		}
 		last, ok := l.pendingCleanup(req)
 		if !ok {
-			l.writes.forget(req.NamespacedName)
-			l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
-			return reconcile.Result{}, nil // gone: nothing to do
+			l.forgetObject(req) // gone: nothing to do
+			return reconcile.Result{}, nil
 		}
 		obj, ph = last, phaseGone
 	} else if !l.inScope(obj) {
 		log.FromContext(ctx).V(1).Info("Outside the controller's label selector; not reconciled")
 		l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
 		return reconcile.Result{}, nil
+	} else if reason, after := l.objs.judge(req.NamespacedName, obj, start); !reason.runs() {
+		// Nothing new since the last reconcile, or a delay holds: no
+		// call, no write; a requeue already asked for stays asked for.
+		l.o.Metrics.RecordSkip(l.name, reason.skipLabel())
+		l.limiter.keepFailures(req)
+		return reconcile.Result{RequeueAfter: after}, nil
 	} else if after, ok := l.deferStale(ctx, req, obj); ok {
 		return reconcile.Result{RequeueAfter: after}, nil
+	}
+	if ph != phaseGone {
+		l.objs.begin(req.NamespacedName, obj)
 	}
 	ctx, span := telemetry.StartReconcile(ctx, l.o.Tracer, l.name, l.kind, obj)
 	a := l.run(ctx, req, obj, ph)
@@ -103,6 +111,14 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 	l.o.Metrics.ObserveReconcile(ctx, l.name, out.result, out.err, time.Since(start))
 	telemetry.EndSpan(span, out.result, out.err)
 	return out.cr, out.crErr
+}
+
+// forgetObject drops everything the loop keeps of req's object, which is
+// gone: what wakes it, its failures and backoff, its health gauges.
+func (l *Loop[T]) forgetObject(req reconcile.Request) {
+	l.objs.forget(req.NamespacedName)
+	l.limiter.drop(req)
+	l.o.Metrics.ForgetObject(l.name, req.NamespacedName)
 }
 
 // inScope reports whether obj is the controller's to reconcile: its labels
@@ -123,12 +139,12 @@ func (l *Loop[T]) inScope(obj T) bool {
 // to it (see ownwrites.go). Past [deferMax] it runs on what the cache has.
 func (l *Loop[T]) deferStale(ctx context.Context, req reconcile.Request, obj T) (time.Duration, bool) {
 	now := time.Now()
-	stale, n, since := l.writes.stale(obj, now)
+	stale, n, since := l.objs.stale(req.NamespacedName, obj, now)
 	if !stale {
 		return 0, false
 	}
 	if now.Sub(since) >= deferMax {
-		l.writes.giveUp(req.NamespacedName)
+		l.objs.giveUp(req.NamespacedName)
 		l.o.Metrics.RecordDeferral(l.name, true)
 		log.FromContext(ctx).Info("Cache still older than our last write to the object; reconciling what it has",
 			"waited", now.Sub(since).Round(time.Millisecond), "resourceVersion", obj.GetResourceVersion())
@@ -173,7 +189,7 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 	}
 	uctx, release := drain(ctx, l.o.Drain)
 	defer release()
-	uctx = calls.Into(l.withChildLog(uctx, req), l.calls)
+	uctx = calls.Into(l.withChildLog(withReconciling(uctx, req.NamespacedName), req), l.calls)
 	added := false
 	if a.phase == phaseReconcile {
 		var stop bool
@@ -230,10 +246,8 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added
 	if l.cleanup == nil || finalizers.Has(obj, l.o.FinalizerName) {
 		return false, false
 	}
-	w := l.writes.begin(obj, true)
 	_, err := finalizers.Add(ctx, l.client, obj, l.o.FinalizerName)
 	if err != nil {
-		l.writes.finish(client.ObjectKeyFromObject(obj), w, "")
 		gone, deleting := l.live(ctx, obj)
 		if gone || deleting || koperrors.KindOf(err) == koperrors.NotFound {
 			a.phase, a.gone = phaseNone, gone
@@ -242,7 +256,9 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added
 		a.err = err
 		return false, false
 	}
-	l.writes.finish(client.ObjectKeyFromObject(obj), w, obj.GetResourceVersion())
+	key := client.ObjectKeyFromObject(obj)
+	l.objs.wrote(key, obj.GetUID(), obj.GetResourceVersion())
+	l.objs.setFinalizer(key, true)
 	l.added(obj.GetUID())
 	return true, false
 }
@@ -254,13 +270,13 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added
 // object is valid or deleted (Cleanup runs then).
 func (l *Loop[T]) dropFinalizer(ctx context.Context, obj T) {
 	cur := obj.DeepCopyObject().(T) // the patch answers with the stored status
-	w := l.writes.begin(cur, true)
 	if _, err := finalizers.Remove(ctx, l.client, cur, l.o.FinalizerName); err != nil {
-		l.writes.finish(client.ObjectKeyFromObject(cur), w, "")
 		log.FromContext(ctx).Info("Removing the finalizer after a terminal failure failed; it stays", "error", err.Error())
 		return
 	}
-	l.writes.finish(client.ObjectKeyFromObject(cur), w, cur.GetResourceVersion())
+	key := client.ObjectKeyFromObject(cur)
+	l.objs.wrote(key, cur.GetUID(), cur.GetResourceVersion())
+	l.objs.setFinalizer(key, false)
 	obj.SetResourceVersion(cur.GetResourceVersion())
 	obj.SetFinalizers(cur.GetFinalizers())
 	l.forgetAdded(obj.GetUID())
@@ -276,13 +292,11 @@ func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, 
 		return
 	}
 	if a.phase == phaseCleanup {
-		w := l.writes.begin(obj, true)
 		if _, err := finalizers.Remove(ctx, l.client, obj, l.o.FinalizerName); err != nil {
-			l.writes.finish(req.NamespacedName, w, "")
 			a.err = err
 			return
 		}
-		l.writes.finish(req.NamespacedName, w, obj.GetResourceVersion())
+		l.objs.wrote(req.NamespacedName, obj.GetUID(), obj.GetResourceVersion())
 	}
 	l.cleanedUp(req, obj.GetUID())
 	a.finished = true
@@ -342,13 +356,10 @@ func (l *Loop[T]) writeStatus(ctx context.Context, req reconcile.Request, obj T,
 	}
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.o.StatusTimeout)
 	defer cancel()
-	w := l.writes.begin(setter, true)
 	sent, perr := patcher.Patch(wctx, l.client, setter)
-	rv := ""
 	if sent && perr == nil {
-		rv = setter.GetResourceVersion()
+		l.objs.wrote(req.NamespacedName, setter.GetUID(), setter.GetResourceVersion())
 	}
-	l.writes.finish(req.NamespacedName, w, rv)
 	switch {
 	case perr != nil && apierrors.IsNotFound(perr):
 		return nil, nil // gone meanwhile: there is no status to keep
