@@ -177,13 +177,13 @@ func (s *objects) stateOf(key types.NamespacedName, uid types.UID) *objState {
 type wakeReason uint8
 
 const (
-	wakeNew       wakeReason = iota // first reconcile of the object in this process
-	wakeChanged                     // the object's fingerprint differs from what was acted on
-	wakeNews                        // a related object changed, or a resync
-	wakeDue                         // a requeue that was asked for is due
-	skipNothing                     // nothing new, nothing due
-	skipNotDue                      // nothing new; a requeue is due later
-	skipRetryAfter                  // the last error's own delay holds
+	wakeNew        wakeReason = iota // first reconcile of the object in this process
+	wakeChanged                      // the object's fingerprint differs from what was acted on
+	wakeNews                         // a related object changed, or a resync
+	wakeDue                          // a requeue that was asked for is due
+	skipNothing                      // nothing new, nothing due
+	skipNotDue                       // nothing new; a requeue is due later
+	skipRetryAfter                   // the last error's own delay holds
 )
 
 // runs reports whether r runs the reconciler.

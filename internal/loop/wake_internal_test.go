@@ -148,8 +148,8 @@ func TestJudge(t *testing.T) {
 			cached: objWith("u1", "11", 0, nil), want: wakeChanged,
 		},
 		{
-			name:   "the user's filter: a new version",
-			setup:  func(s *objects) { acted(s, objWith("u1", "10", 1, nil)) },
+			name:    "the user's filter: a new version",
+			setup:   func(s *objects) { acted(s, objWith("u1", "10", 1, nil)) },
 			everyRV: true, cached: objWith("u1", "11", 1, nil), want: wakeChanged,
 		},
 		{
