@@ -3,21 +3,30 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/kopgo/kopgo/apply"
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/owners"
 	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"
@@ -113,7 +122,17 @@ func TestRelistDoesNotHideAChange(t *testing.T) {
 		}
 		return nil
 	})
-	proxy.SetFaults(testkit.Faults{}) // the informer relists: one update, two changes
+	// The watch resumes from a version the server no longer holds (as
+	// after an API server restart): the informer relists, and delivers one
+	// update for two changes.
+	proxy.SetFaults(testkit.Faults{Match: isWidgetRead, ExpireWatch: 1})
+	eventually(t, 30*time.Second, "a watch expired", func() error {
+		if proxy.Stats().ExpireWatch == 0 {
+			return fmt.Errorf("none yet: %v", proxy.Stats())
+		}
+		return nil
+	})
+	proxy.SetFaults(testkit.Faults{})
 	eventually(t, 30*time.Second, "the spec change reconciled", func() error {
 		if got := getWidget(t, w); got.Status.ObservedGeneration != 2 || got.Status.Phase != "size 2" {
 			return fmt.Errorf("observedGeneration %d, phase %q; reconciles saw sizes %v", got.Status.ObservedGeneration, got.Status.Phase, g.seen())
@@ -286,3 +305,159 @@ type policy struct {
 }
 
 func (p policy) RetryAfter(*widget.Widget, error, int) time.Duration { return p.after }
+
+// mirror reflects what it is given into status, through every kind of
+// write the loop must not mistake for news: its own annotation (through
+// the Env's client), a child it applies (whose foreign key it reads back
+// from the apply's answer), the status, and the finalizer (it has a
+// Cleanup).
+type mirror struct{ calls atomic.Int64 }
+
+func (m *mirror) Reconcile(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+	m.calls.Add(1)
+	want := fmt.Sprintf("size %d tag %s", w.Spec.Size, w.Labels["tag"])
+	if w.Annotations["example.com/seen"] != want {
+		cp := w.DeepCopy()
+		if cp.Annotations == nil {
+			cp.Annotations = map[string]string{}
+		}
+		cp.Annotations["example.com/seen"] = want
+		if err := env.Client.Patch(ctx, cp, client.MergeFrom(w)); err != nil {
+			return reconciler.Done(), err
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: w.Namespace, Name: w.Name + "-child"}, Data: map[string]string{"seen": want}}
+	if err := owners.SetController(w, cm, env.Scheme); err != nil {
+		return reconciler.Done(), err
+	}
+	res, err := env.Applier.Apply(ctx, cm, apply.Force(true))
+	if err != nil {
+		return reconciler.Done(), err
+	}
+	var got corev1.ConfigMap
+	if err := res.Into(&got); err != nil {
+		return reconciler.Done(), err
+	}
+	w.Status.Phase = want + " foreign " + got.Data["foreign"]
+	return reconciler.Done(), nil
+}
+
+func (m *mirror) Cleanup(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+	return reconciler.Done(), nil
+}
+
+// Changes by someone else (a spec, a label, a key of the child) land at
+// random moments around the controller's own writes (its finalizer,
+// status, annotation and child applies): every one is reconciled. In every
+// tenth interleaving the operator's informers are blind while the last
+// two changes land, and then relist (their watch resumes with 410 Gone):
+// those changes arrive merged with the controller's own writes into one
+// update per object. KOPGO_INTERLEAVINGS sets the number of interleavings
+// (default 100; three changes each).
+func TestNoChangeIsLost(t *testing.T) {
+	n := 100
+	if s := os.Getenv("KOPGO_INTERLEAVINGS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := cluster.Namespace(t)
+	proxy, err := testkit.StartFaultProxy(cluster.Config, testkit.Faults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(proxy.Close)
+	m := &mirror{}
+	run(t, kopcontroller.New[*widget.Widget]("wake-interleave", m).Owns(&corev1.ConfigMap{}).Config(proxy.Config()).Scheme(scheme).
+		Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
+	w := createWidget(t, ns, "w", ns)
+	child := types.NamespacedName{Namespace: ns, Name: "w-child"}
+	rng := rand.New(rand.NewPCG(34, 34))
+	expect := func(size int64, tag, foreign string) func() error {
+		want := fmt.Sprintf("size %d tag %s foreign %s", size, tag, foreign)
+		return func() error {
+			if got := getWidget(t, w); got.Status.Phase != want {
+				return fmt.Errorf("phase %q, want %q", got.Status.Phase, want)
+			}
+			return nil
+		}
+	}
+	size, tag, foreign := int64(1), "", ""
+	eventually(t, 30*time.Second, "the first reconcile", expect(size, tag, foreign))
+	change := func(i, kind int) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			switch kind {
+			case 0:
+				cur := getWidget(t, w)
+				size = int64(i + 2)
+				cur.Spec.Size = size
+				return cluster.Client().Update(t.Context(), cur)
+			case 1:
+				cur := getWidget(t, w)
+				tag = fmt.Sprint("t", i)
+				cur.Labels["tag"] = tag
+				return cluster.Client().Update(t.Context(), cur)
+			}
+			var cm corev1.ConfigMap
+			if err := cluster.Client().Get(t.Context(), child, &cm); err != nil {
+				return err
+			}
+			foreign = fmt.Sprint("f", i)
+			cm.Data["foreign"] = foreign
+			return cluster.Client().Update(t.Context(), &cm)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	start, lost, relists := time.Now(), 0, 0
+	for i := range n {
+		relist := i%10 == 9
+		for j, kind := range rng.Perm(3) {
+			// Each change a random moment after the one before, often
+			// while the reconcile of the one before writes.
+			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond)
+			if relist && j == 1 {
+				proxy.SetFaults(testkit.Faults{Match: isWidgetOrChildRead, ResetBeforeServer: 1})
+				proxy.Pause() // the watches end: the informers see nothing more
+				proxy.Resume()
+			}
+			change(i, kind)
+		}
+		if relist {
+			relists++
+			time.Sleep(time.Duration(rng.IntN(20)) * time.Millisecond)
+			before := proxy.Stats().ExpireWatch
+			proxy.SetFaults(testkit.Faults{Match: isWidgetOrChildRead, ExpireWatch: 1})
+			eventually(t, 60*time.Second, "a watch expired", func() error {
+				if proxy.Stats().ExpireWatch == before {
+					return fmt.Errorf("none yet: %v", proxy.Stats())
+				}
+				return nil
+			})
+			proxy.SetFaults(testkit.Faults{})
+		}
+		deadline := time.Now().Add(45 * time.Second) // past the informer's longest backoff
+		for {
+			err := expect(size, tag, foreign)()
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				lost++
+				t.Errorf("interleaving %d: not reconciled within 45 s: %v", i, err)
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	t.Logf("%d interleavings (%d changes, %d of them with a relist) in %s: %d lost; %d reconciles; proxy: %v",
+		n, 3*n, relists, time.Since(start).Round(time.Millisecond), lost, m.calls.Load(), proxy.Stats())
+}
+
+// isWidgetOrChildRead matches the operator's reads (lists and watches) of
+// Widgets and ConfigMaps.
+func isWidgetOrChildRead(r *http.Request) bool {
+	return r.Method == http.MethodGet && (strings.Contains(r.URL.Path, "/widgets") || strings.Contains(r.URL.Path, "/configmaps"))
+}

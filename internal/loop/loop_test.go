@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 type harness struct {
 	t       *testing.T
 	w       *widget.Widget
-	adapter reconcile.Reconciler
+	adapter *loop.Loop[*widget.Widget]
 	limiter workqueue.TypedRateLimiter[reconcile.Request]
 	reg     *prometheus.Registry
 	events  *observability.FakeRecorder
@@ -73,7 +73,17 @@ func newHarness(t *testing.T, r reconciler.Reconciler[*widget.Widget], opts ...f
 	return &harness{t: t, w: w, adapter: l, limiter: l.ControllerOptions(crcontroller.Options{}).RateLimiter, reg: reg, events: events}
 }
 
+// reconcile is a wake-up of the object with something to look at (news,
+// as a related object's event brings): the reconciler runs.
 func (h *harness) reconcile() (reconcile.Result, error) {
+	h.t.Helper()
+	h.adapter.MarkNews(h.req())
+	return h.adapter.Reconcile(h.t.Context(), h.req())
+}
+
+// wake is a wake-up of the object with nothing new (the echo of a write):
+// what the loop makes of it depends on the object's state alone.
+func (h *harness) wake() (reconcile.Result, error) {
 	h.t.Helper()
 	return h.adapter.Reconcile(h.t.Context(), h.req())
 }

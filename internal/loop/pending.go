@@ -94,10 +94,10 @@ func (l *Loop[T]) forgetAdded(uid types.UID) {
 	l.mu.Unlock()
 }
 
-// cleanedUp forgets uid and req's last state: its cleanup finished, and
-// is not run again for uid.
+// cleanedUp forgets uid and req's last state: its cleanup finished. An
+// object that still existed when it did is remembered in l.cleaned (see
+// [Loop.runCleanup]) until its delete event.
 func (l *Loop[T]) cleanedUp(req reconcile.Request, uid types.UID) {
-	l.cleaned.add(uid)
 	l.mu.Lock()
 	delete(l.finalized, uid)
 	if last, ok := l.lastState[req]; ok && last.GetUID() == uid {
@@ -123,9 +123,10 @@ func (l *Loop[T]) owesCleanupOf(req reconcile.Request, obj T) bool {
 	return ok && last.GetUID() == obj.GetUID()
 }
 
-// cleanedMemory is how long the loop remembers that an object's cleanup
-// finished: long enough for the delete event and any reconcile queued
-// before it, which may still show the finalizer the cleanup removed.
+// cleanedMemory is how long the loop remembers at least that an object's
+// cleanup finished, should its delete event never come: long enough for
+// any reconcile queued before it, which may still show the finalizer the
+// cleanup removed. The delete event forgets it at once.
 const cleanedMemory = 10 * time.Minute
 
 // uidSet remembers UIDs for at least a while: two generations, the older

@@ -132,29 +132,44 @@ func asJudged(q workqueue.TypedRateLimitingInterface[reconcile.Request]) workque
 // events. They are judged by the object's state when its reconcile is
 // about to run, so they add no news. The informer's periodic resync (an
 // update whose resourceVersion did not move) makes the object due, as a
-// requeue would, unless a requeue is already asked for. The Builder puts it, under the
-// primary's event filter, in place of For's handler.
+// requeue would, unless a requeue is already asked for. The Builder puts
+// it, under the primary's event filter, in place of For's handler.
 func (l *Loop[T]) PrimaryHandler() handler.EventHandler {
-	inner := &handler.EnqueueRequestForObject{}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Create(ctx, e, asJudged(q))
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.ObjectOld != nil && e.ObjectNew != nil && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
-				// A resync: due now, unless a requeue is already asked
-				// for (a delay is not cut short).
-				l.objs.resync(client.ObjectKeyFromObject(e.ObjectNew))
-			}
-			inner.Update(ctx, e, asJudged(q))
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Delete(ctx, e, asJudged(q))
-		},
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Generic(ctx, e, q)
-		},
+	return primaryHandler{objs: l.objs}
+}
+
+// primaryHandler is [Loop.PrimaryHandler]'s handler. It is a type of its
+// own, not a handler.Funcs, which would hand its functions a wrapper of
+// the queue instead of the queue (to set priorities; the inner handler
+// does that).
+type primaryHandler struct {
+	inner handler.EnqueueRequestForObject
+	objs  *objects
+}
+
+// Create implements handler.EventHandler.
+func (h primaryHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Create(ctx, e, asJudged(q))
+}
+
+// Update implements handler.EventHandler.
+func (h primaryHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if e.ObjectOld != nil && e.ObjectNew != nil && e.ObjectOld.GetResourceVersion() == e.ObjectNew.GetResourceVersion() {
+		// A resync: due now, unless a requeue is already asked for (a
+		// delay is not cut short).
+		h.objs.resync(client.ObjectKeyFromObject(e.ObjectNew), time.Now())
 	}
+	h.inner.Update(ctx, e, asJudged(q))
+}
+
+// Delete implements handler.EventHandler.
+func (h primaryHandler) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Delete(ctx, e, asJudged(q))
+}
+
+// Generic implements handler.EventHandler: news.
+func (h primaryHandler) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Generic(ctx, e, q)
 }
 
 // OwnsHandler returns the event handler for the child kind gk, watched as
@@ -165,30 +180,45 @@ func (l *Loop[T]) PrimaryHandler() handler.EventHandler {
 // before the controller starts.
 func (l *Loop[T]) OwnsHandler(gk schema.GroupKind, inner handler.EventHandler) handler.EventHandler {
 	l.owned[gk] = struct{}{}
-	news := func(o client.Object) bool {
-		return o == nil || l.echoes.event(childKey{gk: gk, key: client.ObjectKeyFromObject(o)}, o.GetUID(), o.GetResourceVersion())
+	return ownsHandler{gk: gk, inner: inner, echoes: l.echoes}
+}
+
+// ownsHandler is [Loop.OwnsHandler]'s handler (a type of its own, as
+// primaryHandler is).
+type ownsHandler struct {
+	gk     schema.GroupKind
+	inner  handler.EventHandler
+	echoes *echoes
+}
+
+// queue returns q as the inner handler adds to it for an event of o: news
+// unless o is the state its parent's reconcile got back.
+func (h ownsHandler) queue(q workqueue.TypedRateLimitingInterface[reconcile.Request], o client.Object) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+	if o == nil || h.echoes.event(childKey{gk: h.gk, key: client.ObjectKeyFromObject(o)}, o.GetUID(), o.GetResourceVersion()) {
+		return q
 	}
-	queue := func(q workqueue.TypedRateLimitingInterface[reconcile.Request], news bool) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-		if news {
-			return q
-		}
-		return asJudged(q)
+	return asJudged(q)
+}
+
+// Create implements handler.EventHandler.
+func (h ownsHandler) Create(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Create(ctx, e, h.queue(q, e.Object))
+}
+
+// Update implements handler.EventHandler.
+func (h ownsHandler) Update(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Update(ctx, e, h.queue(q, e.ObjectNew))
+}
+
+// Delete implements handler.EventHandler: news.
+func (h ownsHandler) Delete(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	if e.Object != nil {
+		h.echoes.forget(childKey{gk: h.gk, key: client.ObjectKeyFromObject(e.Object)})
 	}
-	return handler.Funcs{
-		CreateFunc: func(ctx context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Create(ctx, e, queue(q, news(e.Object)))
-		},
-		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Update(ctx, e, queue(q, news(e.ObjectNew)))
-		},
-		DeleteFunc: func(ctx context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			if e.Object != nil {
-				l.echoes.forget(childKey{gk: gk, key: client.ObjectKeyFromObject(e.Object)})
-			}
-			inner.Delete(ctx, e, q)
-		},
-		GenericFunc: func(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			inner.Generic(ctx, e, q)
-		},
-	}
+	h.inner.Delete(ctx, e, q)
+}
+
+// Generic implements handler.EventHandler: news.
+func (h ownsHandler) Generic(ctx context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	h.inner.Generic(ctx, e, q)
 }

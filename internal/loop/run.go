@@ -292,7 +292,15 @@ func (l *Loop[T]) runCleanup(ctx context.Context, req reconcile.Request, obj T, 
 		return
 	}
 	if a.phase == phaseCleanup {
+		// Remembered before the finalizer goes: the API server deletes
+		// the object as it accepts the patch, and the delete event (whose
+		// object still lists the finalizer, as last stored) often comes
+		// before the patch's answer. It must not be taken for a deletion
+		// past the finalizer (a second Cleanup).
+		uid := obj.GetUID()
+		l.cleaned.add(uid)
 		if _, err := finalizers.Remove(ctx, l.client, obj, l.o.FinalizerName); err != nil {
+			l.cleaned.remove(uid)
 			a.err = err
 			return
 		}

@@ -210,9 +210,18 @@ func (s *objects) judge(key types.NamespacedName, obj client.Object, now time.Ti
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stateOf(key, obj.GetUID())
-	switch {
-	case now.Before(st.notBefore):
+	r, wait := st.decide(fp, now)
+	if r.runs() && now.Before(st.notBefore) {
+		// Something would run, but the error asked for no call before
+		// then: it runs then (news and changes stay until a run).
 		return skipRetryAfter, st.notBefore.Sub(now)
+	}
+	return r, wait
+}
+
+// decide is [objects.judge] before the error's own delay.
+func (st *objState) decide(fp fingerprint, now time.Time) (wakeReason, time.Duration) {
+	switch {
 	case !st.hasActed:
 		return wakeNew, 0
 	case st.acted != fp:
@@ -309,14 +318,14 @@ func (s *objects) schedule(key types.NamespacedName, t time.Time) {
 	}
 }
 
-// resync makes key due now, unless a reconcile is already asked for: the
+// resync makes key due at now, unless a reconcile is already asked for: the
 // informer's periodic resync runs the reconciler like a requeue, and cuts
 // no delay short.
-func (s *objects) resync(key types.NamespacedName) {
+func (s *objects) resync(key types.NamespacedName, now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st := s.stateOf(key, ""); st.due.IsZero() {
-		st.due = time.Now()
+		st.due = now
 	}
 }
 

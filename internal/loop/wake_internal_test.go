@@ -124,7 +124,7 @@ func TestJudge(t *testing.T) {
 			name: "a resync with nothing scheduled",
 			setup: func(s *objects) {
 				acted(s, objWith("u1", "10", 1, nil))
-				s.resync(key)
+				s.resync(key, t0)
 			},
 			cached: objWith("u1", "10", 1, nil), want: wakeDue,
 		},
@@ -133,7 +133,7 @@ func TestJudge(t *testing.T) {
 			setup: func(s *objects) {
 				acted(s, objWith("u1", "10", 1, nil))
 				s.schedule(key, t0.Add(time.Minute))
-				s.resync(key)
+				s.resync(key, t0)
 			},
 			cached: objWith("u1", "10", 1, nil), want: skipNotDue, wantAfters: time.Minute,
 		},

@@ -319,6 +319,10 @@ func (p *FaultProxy) serve(w http.ResponseWriter, r *http.Request) {
 		p.counts.error500.Add(1)
 		writeStatus(w, apierrors.NewInternalError(errors.New("injected by the testkit fault proxy")))
 		return
+	case expireWatch:
+		p.counts.expireWatch.Add(1)
+		writeStatus(w, apierrors.NewResourceExpired("too old resource version: injected by the testkit fault proxy"))
+		return
 	}
 
 	if plan.dropAfter > 0 {

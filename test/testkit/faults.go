@@ -82,6 +82,15 @@ type Faults struct {
 	// WatchLifetime bounds the life of a watch that DropWatch cuts.
 	// Default 2s.
 	WatchLifetime time.Duration
+
+	// ExpireWatch answers a watch request 410 Gone (reason Expired, "too
+	// old resource version") without forwarding it, as the API server
+	// does when a watch resumes from a version it no longer holds (after
+	// a restart, or a long disconnection past etcd's compaction). The
+	// client relists: an informer then delivers each object that changed
+	// meanwhile as one update, from the version it had to the newest,
+	// however many changes lie between.
+	ExpireWatch float64
 }
 
 // IsWrite reports whether r is a write (POST, PUT, PATCH or DELETE): for
@@ -114,11 +123,12 @@ type FaultStats struct {
 	ResetAfterServer  int64
 	Latency           int64
 	DropWatch         int64
+	ExpireWatch       int64
 }
 
 // Injected is the number of faults injected, pauses not counted.
 func (s FaultStats) Injected() int64 {
-	return s.ResetBeforeServer + s.TooManyRequests + s.Error500 + s.ResetAfterServer + s.Latency + s.DropWatch
+	return s.ResetBeforeServer + s.TooManyRequests + s.Error500 + s.ResetAfterServer + s.Latency + s.DropWatch + s.ExpireWatch
 }
 
 // String reports the counts in one line, for a test's log:
@@ -133,7 +143,7 @@ func (s FaultStats) String() string {
 	}{
 		{"ResetBeforeServer", s.ResetBeforeServer}, {"TooManyRequests", s.TooManyRequests},
 		{"Error500", s.Error500}, {"ResetAfterServer", s.ResetAfterServer},
-		{"Latency", s.Latency}, {"DropWatch", s.DropWatch}, {"Paused", s.Paused},
+		{"Latency", s.Latency}, {"DropWatch", s.DropWatch}, {"ExpireWatch", s.ExpireWatch}, {"Paused", s.Paused},
 	} {
 		if f.n > 0 {
 			fmt.Fprintf(&b, "%s%d %s", sep, f.n, f.name)
@@ -150,7 +160,7 @@ func (s FaultStats) String() string {
 type faultCounters struct {
 	requests, forwarded, paused                                 atomic.Int64
 	resetBefore, tooManyRequests, error500, resetAfter, latency atomic.Int64
-	dropWatch                                                   atomic.Int64
+	dropWatch, expireWatch                                      atomic.Int64
 }
 
 func (c *faultCounters) snapshot() FaultStats {
@@ -158,7 +168,7 @@ func (c *faultCounters) snapshot() FaultStats {
 		Requests: c.requests.Load(), Forwarded: c.forwarded.Load(), Paused: c.paused.Load(),
 		ResetBeforeServer: c.resetBefore.Load(), TooManyRequests: c.tooManyRequests.Load(),
 		Error500: c.error500.Load(), ResetAfterServer: c.resetAfter.Load(),
-		Latency: c.latency.Load(), DropWatch: c.dropWatch.Load(),
+		Latency: c.latency.Load(), DropWatch: c.dropWatch.Load(), ExpireWatch: c.expireWatch.Load(),
 	}
 }
 
@@ -171,6 +181,7 @@ const (
 	tooManyRequests
 	error500
 	resetAfterServer
+	expireWatch
 )
 
 // plan is what happens to one request, drawn when it arrives.
@@ -215,9 +226,12 @@ func (s *faultState) plan(r *http.Request) plan {
 		fault fault
 	}{
 		{f.ResetBeforeServer, resetBeforeServer}, {f.TooManyRequests, tooManyRequests},
-		{f.Error500, error500}, {f.ResetAfterServer, resetAfterServer},
+		{f.Error500, error500}, {f.ResetAfterServer, resetAfterServer}, {f.ExpireWatch, expireWatch},
 	} {
 		if c.fault == resetAfterServer && watch {
+			continue // watches are exempt (DropWatch cuts those)
+		}
+		if c.fault == expireWatch && !watch {
 			break
 		}
 		if u < c.rate {
