@@ -120,3 +120,104 @@ func TestValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateUpdate(t *testing.T) {
+	v := gizmoValidator(t)
+	tests := []struct {
+		name     string
+		old, new map[string]any
+		want     []string
+	}{
+		{
+			name: "unchanged",
+			old:  map[string]any{"image": "nginx", "replicas": int64(1)},
+			new:  map[string]any{"image": "nginx", "replicas": int64(1)},
+		},
+		{
+			name: "transition rule on a field",
+			old:  map[string]any{"image": "nginx", "replicas": int64(2), "mode": "Safe"},
+			new:  map[string]any{"image": "nginx", "replicas": int64(2), "mode": "Fast"},
+			want: []string{`spec.mode: Invalid value: "Fast": mode is immutable`},
+		},
+		{
+			name: "a default is applied before the transition rule",
+			old:  map[string]any{"image": "nginx", "replicas": int64(2), "mode": "Safe"},
+			new:  map[string]any{"image": "nginx", "replicas": int64(2)},
+			want: []string{`spec.mode: Invalid value: "Fast": mode is immutable`},
+		},
+		{
+			name: "transition rule on an object",
+			old:  map[string]any{"image": "nginx", "replicas": int64(2)},
+			new:  map[string]any{"image": "nginx", "replicas": int64(5)},
+			want: []string{`spec: Invalid value: replicas may at most double in one update`},
+		},
+		{
+			name: "ratcheting: an invalid value left unchanged",
+			old:  map[string]any{"image": "nginx", "replicas": int64(1), "tags": []any{"Blue"}, "owner": "nobody"},
+			new:  map[string]any{"image": "nginx:1.27", "replicas": int64(2), "tags": []any{"Blue"}, "owner": "nobody"},
+		},
+		{
+			name: "ratcheting: an invalid value changed",
+			old:  map[string]any{"image": "nginx", "replicas": int64(1), "tags": []any{"Blue"}},
+			new:  map[string]any{"image": "nginx", "replicas": int64(1), "tags": []any{"Red"}},
+			want: []string{`spec.tags: Invalid value: tags must be lower case`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := gizmo(tt.old)
+			old.SetResourceVersion("1")
+			old.SetUID("4f2c7c9e-6c1b-4d0e-8a51-0e9b7a3f2d11")
+			obj := old.DeepCopy()
+			obj.Object["spec"] = tt.new
+			var got []string
+			for _, err := range v.ValidateUpdate(t.Context(), obj, old) {
+				got = append(got, err.Error())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ValidateUpdate(%v, %v) (-want +got):\n%s", tt.new, tt.old, diff)
+			}
+		})
+	}
+}
+
+func TestNewValidator(t *testing.T) {
+	crd := gizmoCRD(t)
+	tests := []struct {
+		name    string
+		version string
+		mutate  func(*apiextensionsv1.CustomResourceDefinition)
+		want    string
+	}{
+		{name: "served version", version: "v1"},
+		{name: "unknown version", version: "v2", want: `new validator: CustomResourceDefinition gizmos.crdtest.kopgo.dev has no version "v2"`},
+		{
+			name: "rule that does not compile", version: "v1",
+			mutate: func(crd *apiextensionsv1.CustomResourceDefinition) {
+				spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+				spec.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.nope > 1"}}
+				crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+			},
+			want: "new validator: the API server would refuse CustomResourceDefinition gizmos.crdtest.kopgo.dev: " +
+				"spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: " +
+				`{"Rule":"self.nope \u003e 1","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: ` +
+				"compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope > 1\n | ....^",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crd := crd.DeepCopy()
+			if tt.mutate != nil {
+				tt.mutate(crd)
+			}
+			_, err := crdtest.NewValidator(crd, tt.version)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("NewValidator error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
