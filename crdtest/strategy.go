@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
@@ -41,7 +42,7 @@ func (v *Validator) validateCreate(ctx context.Context, u *unstructured.Unstruct
 		errs = append(errs, err)
 	} else if v.celValidator != nil {
 		celErrs, _ := v.celValidator.Validate(ctx, nil, v.structural, u.Object, nil, celconfig.RuntimeCELCostBudget)
-		errs = append(errs, celErrs...)
+		errs = append(errs, byField(celErrs)...)
 	}
 	return errs
 }
@@ -59,7 +60,7 @@ func (v *Validator) validateUpdate(ctx context.Context, u, old *unstructured.Uns
 		errs = append(errs, err)
 	} else if v.celValidator != nil {
 		celErrs, _ := v.celValidator.Validate(ctx, nil, v.structural, u.Object, old.Object, celconfig.RuntimeCELCostBudget, cel.WithRatcheting(correlated))
-		errs = append(errs, celErrs...)
+		errs = append(errs, byField(celErrs)...)
 	}
 	return errs
 }
@@ -78,7 +79,7 @@ func (v *Validator) validateResource(ctx context.Context, u, old *unstructured.U
 		} else {
 			errs = append(errs, metavalidation.ValidateObjectMetaDeclaratively(ctx, operation.Create, metadata, nil, v.namespaced, metavalidation.NameIsDNSSubdomain, field.NewPath("metadata"), utilfeature.DefaultFeatureGate.Enabled(features.DeclarativeValidationBeta))...)
 		}
-		errs = append(errs, apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), v.schemaValidator)...)
+		errs = append(errs, byField(apiservervalidation.ValidateCustomResource(nil, u.UnstructuredContent(), v.schemaValidator))...)
 	} else {
 		oldMetadata, oldMetaErrs := objectMetaOf(old)
 		switch {
@@ -89,7 +90,7 @@ func (v *Validator) validateResource(ctx context.Context, u, old *unstructured.U
 		default:
 			errs = append(errs, metavalidation.ValidateObjectMetaDeclaratively(ctx, operation.Update, metadata, oldMetadata, v.namespaced, nil, field.NewPath("metadata"), utilfeature.DefaultFeatureGate.Enabled(features.DeclarativeValidationBeta))...)
 		}
-		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, u.UnstructuredContent(), old.UnstructuredContent(), v.schemaValidator, opts...)...)
+		errs = append(errs, byField(apiservervalidation.ValidateCustomResourceUpdate(nil, u.UnstructuredContent(), old.UnstructuredContent(), v.schemaValidator, opts...))...)
 	}
 	errs = append(errs, v.validateScaleSpec(u)...)
 	errs = append(errs, v.validateScaleStatus(u)...)
@@ -172,4 +173,10 @@ func hasBlockingErr(errs field.ErrorList) (bool, *field.Error) {
 		}
 	}
 	return false, nil
+}
+
+// byField sorts errs by field, stably.
+func byField(errs field.ErrorList) field.ErrorList {
+	slices.SortStableFunc(errs, func(a, b *field.Error) int { return strings.Compare(a.Field, b.Field) })
+	return errs
 }

@@ -127,7 +127,10 @@ func (v *Validator) GroupVersionKind() schema.GroupVersionKind { return v.gvk }
 //
 // The errors are those the API server returns as the causes of its 422
 // Invalid answer: field.Error's Field is the cause's field and ErrorBody()
-// its message.
+// its message. The server lists the errors of one step (schema, then
+// rules) in an order that varies between requests (Go map order); here
+// they are sorted by field, so that the same object always gets the same
+// list.
 func (v *Validator) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
 	u, errs := v.decode(obj)
 	if len(errs) > 0 {
