@@ -182,10 +182,7 @@ func (g gizmoGen) spec() map[string]any {
 
 // mutate changes some of old's spec fields, for an update.
 func (g gizmoGen) mutate(spec map[string]any) map[string]any {
-	out := map[string]any{}
-	for k, v := range spec {
-		out[k] = v
-	}
+	out := maps.Clone(spec)
 	fresh := g.spec()
 	for _, k := range slices.Sorted(maps.Keys(fresh)) { // in order: the same seed, the same updates
 		if g.pick(0.3) {

@@ -8,7 +8,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/conversion"
 
 	"github.com/kopgo/kopgo/crdtest"
@@ -31,7 +30,7 @@ func exampleCRD() *apiextensionsv1.CustomResourceDefinition {
 						Type:     "object",
 						Required: []string{"replicas"},
 						Properties: map[string]apiextensionsv1.JSONSchemaProps{
-							"replicas": {Type: "integer", Minimum: ptr.To(0.0), Maximum: ptr.To(50.0), XValidations: apiextensionsv1.ValidationRules{
+							"replicas": {Type: "integer", Minimum: new(0.0), Maximum: new(50.0), XValidations: apiextensionsv1.ValidationRules{
 								{Rule: "self >= oldSelf", Message: "replicas may not decrease"},
 							}},
 							"maxSurge": {Type: "integer"},

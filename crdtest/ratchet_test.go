@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -104,7 +104,7 @@ func TestRatchetingAgreesWithAPIServer(t *testing.T) {
 		var err error
 		werr := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 			err = c.Create(ctx, obj)
-			return !meta.IsNoMatchError(err) && !apierrors.IsNotFound(err), nil
+			return !apimeta.IsNoMatchError(err) && !apierrors.IsNotFound(err), nil
 		})
 		if err = errors.Join(werr, err); err != nil {
 			t.Fatal(err)

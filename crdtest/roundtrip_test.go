@@ -47,7 +47,7 @@ func (*WidgetV1) Hub() {}
 
 func (w *WidgetV1) DeepCopyObject() runtime.Object {
 	out := *w
-	w.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	w.DeepCopyInto(&out.ObjectMeta)
 	if w.Spec.Replicas != nil {
 		r := *w.Spec.Replicas
 		out.Spec.Replicas = &r
@@ -72,7 +72,7 @@ type WidgetV1alpha1 struct {
 
 func (w *WidgetV1alpha1) DeepCopyObject() runtime.Object {
 	out := *w
-	w.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	w.DeepCopyInto(&out.ObjectMeta)
 	if w.Spec.Size != nil {
 		s := *w.Spec.Size
 		out.Spec.Size = &s
@@ -88,7 +88,7 @@ type v1Only struct {
 
 func (w *WidgetV1alpha1) ConvertTo(h conversion.Hub) error {
 	dst := h.(*WidgetV1)
-	w.ObjectMeta.DeepCopyInto(&dst.ObjectMeta)
+	w.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = WidgetV1Spec{Image: w.Spec.Image, Ports: slices.Clone(w.Spec.Ports)}
 	if w.Spec.Size != nil {
 		s := *w.Spec.Size
@@ -107,7 +107,7 @@ func (w *WidgetV1alpha1) ConvertTo(h conversion.Hub) error {
 
 func (w *WidgetV1alpha1) ConvertFrom(h conversion.Hub) error {
 	src := h.(*WidgetV1)
-	src.ObjectMeta.DeepCopyInto(&w.ObjectMeta)
+	src.DeepCopyInto(&w.ObjectMeta)
 	w.Spec = WidgetV1alpha1Spec{Image: src.Spec.Image, Ports: slices.Clone(src.Spec.Ports)}
 	if src.Spec.Replicas != nil {
 		r := *src.Spec.Replicas

@@ -11,23 +11,23 @@ import (
 )
 
 // gizmoCRD reads testdata/gizmos.yaml.
-func gizmoCRD(t testing.TB) *apiextensionsv1.CustomResourceDefinition {
-	t.Helper()
+func gizmoCRD(tb testing.TB) *apiextensionsv1.CustomResourceDefinition {
+	tb.Helper()
 	crds, err := crdtest.ReadCRDs("testdata/gizmos.yaml")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if len(crds) != 1 {
-		t.Fatalf("testdata/gizmos.yaml: %d CustomResourceDefinitions, want 1", len(crds))
+		tb.Fatalf("testdata/gizmos.yaml: %d CustomResourceDefinitions, want 1", len(crds))
 	}
 	return crds[0]
 }
 
-func gizmoValidator(t testing.TB) *crdtest.Validator {
-	t.Helper()
-	v, err := crdtest.NewValidator(gizmoCRD(t), "v1")
+func gizmoValidator(tb testing.TB) *crdtest.Validator {
+	tb.Helper()
+	v, err := crdtest.NewValidator(gizmoCRD(tb), "v1")
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	return v
 }
