@@ -153,7 +153,7 @@ func TestRatchetingAgreesWithAPIServer(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d updates of objects made invalid by the tightened CRD: %d accepted (ratcheted), %d refused, offline as on the API server", len(tests), accepted, len(tests)-accepted)
+	t.Logf("%d updates of objects made invalid by the tightened CRD: %d accepted (ratcheted) and %d refused by the API server", len(tests), accepted, len(tests)-accepted)
 	if accepted == 0 || accepted == len(tests) {
 		t.Errorf("%d of %d updates accepted: the cases do not test ratcheting both ways", accepted, len(tests))
 	}
