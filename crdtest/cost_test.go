@@ -130,3 +130,42 @@ func TestCheckCRDAgreesWithAPIServer(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckCRDUpdate updates CRDs that an earlier server, which
+// estimated less, accepted: the server (1.37) does not refuse a version
+// whose schema is unchanged for the cost of one rule, but does for the
+// total of the schema, and for any rule once the schema changes.
+func TestCheckCRDUpdate(t *testing.T) {
+	pairs := apiextensionsv1.ValidationRule{Rule: "self.all(x, self.all(y, x == y || !x.contains(y)))", Message: "no tag may contain another"}
+	overRule := costlyCRD("overs", stringList(ptr.To[int64](100), ptr.To[int64](100), pairs)) // 1.6x the limit of a rule
+	overTotal := costlyCRD("totals", stringList(nil, nil, pairs))                             // over both limits
+	label := func(crd *apiextensionsv1.CustomResourceDefinition) { crd.Labels = map[string]string{"a": "b"} }
+	addProperty := func(crd *apiextensionsv1.CustomResourceDefinition) {
+		crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["other"] = apiextensionsv1.JSONSchemaProps{Type: "string"}
+	}
+	tests := []struct {
+		name    string
+		old     *apiextensionsv1.CustomResourceDefinition
+		mutate  func(*apiextensionsv1.CustomResourceDefinition)
+		refused bool
+	}{
+		{name: "over a rule's limit, schema unchanged", old: overRule, mutate: label},
+		{name: "over a rule's limit, schema changed", old: overRule, mutate: addProperty, refused: true},
+		{name: "over the total limit, schema unchanged", old: overTotal, mutate: label, refused: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := tt.old.DeepCopy()
+			old.ResourceVersion = "1" // as read from the API server
+			crd := old.DeepCopy()
+			tt.mutate(crd)
+			errs := crdtest.CheckCRDUpdate(t.Context(), crd, old)
+			if got := len(errs) > 0; got != tt.refused {
+				t.Errorf("CheckCRDUpdate refused=%v, want %v: %v", got, tt.refused, errs)
+			}
+			if errs := crdtest.CheckCRD(t.Context(), crd); len(errs) == 0 {
+				t.Errorf("CheckCRD accepted a CRD with a rule over its cost limit")
+			}
+		})
+	}
+}

@@ -45,9 +45,12 @@ func CheckCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition
 }
 
 // CheckCRDUpdate validates crd as the API server validates an update of
-// old to crd. Unlike [CheckCRD], a rule that was already in old is not
-// refused for its estimated cost (the server ratchets: an installed CRD
-// stays updatable when a new release of the server estimates more).
+// old to crd (old as read from the server, with its resourceVersion).
+// Unlike [CheckCRD], a version whose schema is unchanged is not refused
+// for the estimated cost of one of its rules, so that an installed CRD
+// stays updatable when a newer server estimates more; the limit on the
+// total cost of a schema still applies, and a changed schema is checked
+// in full.
 func CheckCRDUpdate(ctx context.Context, crd, old *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
 	internal, err := toInternal(crd)
 	if err != nil {

@@ -63,7 +63,8 @@
 // [NewValidator] refuses such a CRD too. [crdcheck] runs CheckCRD on
 // manifests, for a Makefile: kopgo's `make generate` checks its examples'
 // CRDs with it. [CheckCRDUpdate] checks an update of an installed CRD,
-// where the server accepts rules it already had whatever their cost.
+// where the server does not refuse an unchanged schema for the cost of one
+// rule (it still does for the total).
 //
 // # Which rules belong in CEL
 //
