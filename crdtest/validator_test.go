@@ -5,9 +5,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 
 	"github.com/kopgo/kopgo/crdtest"
+	webappv1alpha1 "github.com/kopgo/kopgo/examples/webapp/api/v1alpha1"
 )
 
 // gizmoCRD reads testdata/gizmos.yaml.
@@ -217,6 +220,48 @@ func TestNewValidator(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("NewValidator error (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidateTyped validates typed objects (the Go types of
+// examples/webapp, with no TypeMeta set) against the CRD controller-gen
+// generated from them.
+func TestValidateTyped(t *testing.T) {
+	crds, err := crdtest.ReadCRDs("../examples/webapp/config/crd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := crdtest.NewValidator(crds[0], "v1alpha1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		spec webappv1alpha1.WebAppSpec
+		want []string
+	}{
+		{name: "valid", spec: webappv1alpha1.WebAppSpec{Image: "nginx:1.27", Replicas: ptr.To[int32](2)}},
+		{
+			name: "invalid",
+			spec: webappv1alpha1.WebAppSpec{Replicas: ptr.To[int32](101), Port: 70000},
+			want: []string{
+				`spec.image: Invalid value: "": spec.image in body should be at least 1 chars long`,
+				`spec.port: Invalid value: 70000: spec.port in body should be less than or equal to 65535`,
+				`spec.replicas: Invalid value: 101: spec.replicas in body should be less than or equal to 100`,
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := &webappv1alpha1.WebApp{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: tt.spec}
+			var got []string
+			for _, err := range v.Validate(t.Context(), app) {
+				got = append(got, err.Error())
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Validate (-want +got):\n%s", diff)
 			}
 		})
 	}
