@@ -135,7 +135,7 @@ $(CONTROLLER_GEN):
 EXAMPLES_GEN := webapp kubebuilder echoserver database dnsrecord
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen, and the ops module's rules, manifests and dashboard.
+generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RBAC with controller-gen (CRDs checked offline as the API server would), and the ops module's rules, manifests and dashboard.
 	@for e in $(EXAMPLES_GEN); do \
 		[ -d examples/$$e/api ] || continue; \
 		echo "controller-gen examples/$$e"; \
@@ -151,6 +151,8 @@ generate: $(CONTROLLER_GEN) ## Generate the examples' deepcopy code, CRDs and RB
 				output:crd:artifacts:config=examples/$$e/config/crd output:rbac:artifacts:config=examples/$$e/config/rbac; \
 		fi; \
 	done
+	@echo "crdcheck: the examples' CRDs as the API server checks them (schema, CEL rules and their estimated cost)"
+	@$(GO) run ./crdtest/cmd/crdcheck $(foreach e,$(EXAMPLES_GEN),$(if $(wildcard examples/$(e)/PROJECT),examples/$(e)/config/crd/bases,examples/$(e)/config/crd))
 	@echo "ops: alert rules, PrometheusRule, ServiceMonitor, metrics RBAC, Grafana dashboard"
 	@cd ops && $(GO) run ./cmd/generate >/dev/null
 
