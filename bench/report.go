@@ -227,7 +227,7 @@ func scaleSection(p func(string, ...any), vs []variant, points []point, o option
 	p("\n## Scale\n\n")
 	p("Per-parent cost at each N (medians over that N's rounds): converge wall time, this process's CPU time (the controller, its clients and the " +
 		"watch that times it; the API server and etcd are other processes) and requests divided by N, the mean time the API server took to answer a " +
-		"write, heap per parent as above, and one reconcile of a converged parent (the Go benchmark, median over that N's rounds). The last column is the " +
+		"write, heap per parent as above, one reconcile of a converged parent and, for kopgo, a wake-up with nothing new (the Go benchmarks, median over that N's rounds). The last column is the " +
 		"largest N's figure over the smallest's: a cost that does not grow with N stays near 1. Wall time also grows when the API server answers more " +
 		"slowly (the floor, A, shows how much); CPU per parent, requests per parent and the reconcile's time grow only with work the controller does.\n\n")
 	if o.chart != "" && o.out != "" {
