@@ -177,6 +177,13 @@ func deferrals(controller string) float64 {
 	return counterSum("kopgo_reconcile_deferred_total", "controller", controller)
 }
 
+// skips reads kopgo_reconcile_skipped_total of a controller (kopgo's
+// variants: wake-ups that ran none of the reconciler's code), summed over
+// reasons.
+func skips(controller string) float64 {
+	return counterSum("kopgo_reconcile_skipped_total", "controller", controller)
+}
+
 // reconcileTotal reads controller-runtime's reconcile_total of a
 // controller, summed over results.
 func reconcileTotal(controller string) float64 {

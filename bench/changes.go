@@ -139,6 +139,11 @@ type ownWrite struct {
 	others int
 	// later are the requests the later reconciles sent, "VERB resource".
 	later []string
+	// skipped are the wake-ups that ran none of the reconciler's code
+	// (kopgo's loop judged them to have nothing new, or not yet due):
+	// kopgo_reconcile_skipped_total's growth for the controller, every
+	// reason together. Always 0 for B and C, which have no such count.
+	skipped int
 }
 
 // ownWrites changes o.writes parents (not those of the latency), one at a
@@ -159,7 +164,7 @@ func (e *env) ownWrites(ctx context.Context, m *running, parents []*widget.Widge
 		if _, err := m.act.waitQuiet(ctx, 0); err != nil {
 			return nil, err
 		}
-		cr0 := reconcileTotal(m.act.controller)
+		cr0, skipped0 := reconcileTotal(m.act.controller), skips(m.act.controller)
 		m.traffic.logRequests()
 		base := m.traffic.snapshot().requests
 		m.act.record()
@@ -171,7 +176,7 @@ func (e *env) ownWrites(ctx context.Context, m *running, parents []*widget.Widge
 		}
 		log := m.act.recorded()
 		end := m.traffic.snapshot()
-		ow := ownWrite{cr: int(reconcileTotal(m.act.controller) - cr0)}
+		ow := ownWrite{cr: int(reconcileTotal(m.act.controller) - cr0), skipped: int(skips(m.act.controller) - skipped0)}
 		if len(log) > 1 {
 			// The requests listed before the second reconcile began are
 			// the first's: requests and writes count the same ones.

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,32 +17,81 @@ import (
 	"github.com/kopgo/kopgo/test/widget"
 )
 
-// goBenchmark runs testing.Benchmark over one reconcile of a converged
-// parent, with v's reconciler on m's cache and counted client.
-func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n, round int, p *widget.Widget) (goBench, error) {
+// benchOp is what one op of a Go benchmark is.
+type benchOp int
+
+const (
+	// opConverged is one reconcile of a converged parent that runs the
+	// reconciler's code: for kopgo's loop, the request is marked as news
+	// first (Loop.MarkNews, as a child's or a watched object's event
+	// would), so that the wake-up is not judged to have nothing new.
+	opConverged benchOp = iota
+	// opNothingNew is a wake-up with nothing new: the loop's Reconcile on
+	// a parent it has already reconciled, with no change, news or requeue
+	// since (kopgo's variants only). It runs none of the reconciler's
+	// code.
+	opNothingNew
+)
+
+func (op benchOp) String() string {
+	if op == opNothingNew {
+		return "nothing-new"
+	}
+	return "converged"
+}
+
+// newsMarker is kopgo's loop (loop.Loop.MarkNews): it makes the next
+// wake-up of req run the reconciler.
+type newsMarker interface {
+	MarkNews(req reconcile.Request)
+}
+
+// goBenchmark runs testing.Benchmark over one op of v's reconciler (see
+// benchOp) for a converged parent, on m's cache and counted client.
+func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n, round int, p *widget.Widget, op benchOp) (goBench, error) {
 	r, err := v.bench(m.mgr)
 	if err != nil {
 		return goBench{}, err
 	}
+	marker, isLoop := r.(newsMarker)
+	if v.isKopgo() != isLoop {
+		// A kopgo variant whose reconciler is not the loop would time
+		// something else than the table says.
+		return goBench{}, fmt.Errorf("go benchmark: %s's reconciler %T: kopgo variant %t, has MarkNews %t", v.key, r, v.isKopgo(), isLoop)
+	}
+	if op == opNothingNew && !isLoop {
+		return goBench{}, fmt.Errorf("go benchmark: a wake-up with nothing new is kopgo's loop's only, not %s's", v.key)
+	}
+	markNews := op == opConverged && isLoop
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}}
+	skippedName := gobenchName(v.fieldOwner)
 	prof, err := startProfile()
 	if err != nil {
 		return goBench{}, err
 	}
 	var ferr error
 	var counts trafficCount
+	var skipped float64
 	res := testing.Benchmark(func(b *testing.B) {
 		b.Helper()
 		// The first reconcile fills what the reconciler remembers (kopgo's
-		// Applier records); it is not counted.
+		// Applier records, and what the loop acted on: after it, a
+		// wake-up with nothing new runs nothing); it is not counted.
 		if _, err := r.Reconcile(ctx, req); err != nil {
 			ferr = err
 			b.SkipNow()
 		}
 		before := m.traffic.snapshot()
+		skipped0 := 0.0
+		if isLoop {
+			skipped0 = skips(skippedName)
+		}
 		b.ReportAllocs()
 		b.ResetTimer()
 		for range b.N {
+			if markNews {
+				marker.MarkNews(req)
+			}
 			if _, err := r.Reconcile(ctx, req); err != nil {
 				ferr = err
 				b.SkipNow()
@@ -51,22 +99,31 @@ func (e *env) goBenchmark(ctx context.Context, m *running, v variant, n, round i
 		}
 		b.StopTimer()
 		counts = m.traffic.snapshot().sub(before)
+		if isLoop {
+			skipped = skips(skippedName) - skipped0
+		}
 		b.ReportMetric(float64(counts.requests)/float64(b.N), "requests/op")
 		b.ReportMetric(float64(counts.writes)/float64(b.N), "writes/op")
+		b.ReportMetric(skipped/float64(b.N), "skipped/op")
 	})
 	prof.stop()
 	if ferr != nil {
-		return goBench{}, fmt.Errorf("go benchmark: %w", ferr)
+		return goBench{}, fmt.Errorf("go benchmark (%s): %w", op, ferr)
 	}
 	if res.N == 0 {
-		return goBench{}, errors.New("go benchmark did not run")
+		return goBench{}, fmt.Errorf("go benchmark (%s) did not run", op)
 	}
 	gb := goBench{
 		nsPerOp: float64(res.NsPerOp()), allocsPerOp: float64(res.AllocsPerOp()), bytesPerOp: float64(res.AllocedBytesPerOp()),
 		requestsPerOp: res.Extra["requests/op"], writesPerOp: res.Extra["writes/op"],
+		skippedPerOp: res.Extra["skipped/op"], loop: isLoop,
 	}
 	if e.o.profile != "" && round == 0 {
-		if err := prof.write(e.o.profile, fmt.Sprintf("%s-%d", v.key, n)); err != nil {
+		key := fmt.Sprintf("%s-%d", v.key, n)
+		if op == opNothingNew {
+			key += ".nothing-new"
+		}
+		if err := prof.write(e.o.profile, key); err != nil {
 			return goBench{}, err
 		}
 	}

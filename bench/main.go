@@ -194,6 +194,11 @@ type variant struct {
 	fieldOwner string
 }
 
+// isKopgo reports whether v runs on kopgo's loop (D and E): its wake-ups
+// with nothing new run none of the reconciler's code, and are counted in
+// kopgo_reconcile_skipped_total.
+func (v variant) isKopgo() bool { return v.fieldOwner != "" }
+
 func variants() []variant {
 	return []variant{
 		{key: "A", name: "raw writes (floor)"},
@@ -261,17 +266,23 @@ func variants() []variant {
 	}
 }
 
-// kopgoAdapter builds the reconcile.Reconciler kopgo's Builder would run,
-// on mgr's cache, for the Go benchmark.
-func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconciler[*widget.Widget]) (reconcile.Reconciler, error) {
+// kopgoAdapter builds the loop kopgo's Builder would run (a
+// reconcile.Reconciler), on mgr's cache, for the Go benchmark. It returns
+// the loop itself: the benchmark marks news on it (Loop.MarkNews) to time
+// a reconcile that runs the reconciler's code.
+func kopgoAdapter(mgr manager.Manager, fieldOwner string, r reconciler.Reconciler[*widget.Widget]) (*loop.Loop[*widget.Widget], error) {
 	applier, err := apply.New(mgr.GetConfig(), fieldOwner, apply.WithCluster(mgr))
 	if err != nil {
 		return nil, err
 	}
 	env := &reconciler.Env{Client: client.WithFieldOwner(mgr.GetClient(), fieldOwner), Reader: mgr.GetAPIReader(),
 		Scheme: mgr.GetScheme(), Applier: applier}
-	return loop.New(fieldOwner+"-gobench", env, r, loop.Options{})
+	return loop.New(gobenchName(fieldOwner), env, r, loop.Options{})
 }
+
+// gobenchName is the controller name of the loop kopgoAdapter builds (its
+// label in kopgo's metrics).
+func gobenchName(fieldOwner string) string { return fieldOwner + "-gobench" }
 
 // wrap counts a controller-runtime reconciler's calls.
 func (a *activity) wrap(r reconcile.Reconciler) reconcile.Reconciler {
@@ -312,9 +323,21 @@ type sample struct {
 	heap                          heapSample
 }
 
-// goBench is the Go benchmark of one variant.
+// goBenches are one round's Go benchmarks of one variant: one reconcile
+// of a converged parent, and (kopgo's variants) a wake-up with nothing
+// new; nil where not measured.
+type goBenches struct {
+	converged, nothingNew *goBench
+}
+
+// goBench is one Go benchmark of one variant.
 type goBench struct {
 	nsPerOp, allocsPerOp, bytesPerOp, requestsPerOp, writesPerOp float64
+	// skippedPerOp is kopgo_reconcile_skipped_total's growth per op, for
+	// kopgo's loop (loop is true): 0 when every op ran the reconciler's
+	// code, 1 when none did.
+	skippedPerOp float64
+	loop         bool
 	// nsMin and nsMax are the range of ns/op over the rounds, runs their
 	// number.
 	nsMin, nsMax float64
@@ -355,9 +378,11 @@ type results struct {
 type point struct {
 	n, rounds int
 	samples   map[string][]sample
-	// benches is each variant's Go benchmark: the round whose ns/op is
+	// benches is each variant's Go benchmark of one reconcile of a
+	// converged parent (opConverged), wakes kopgo's variants' one of a
+	// wake-up with nothing new (opNothingNew): the round whose ns/op is
 	// the median, with the range over the rounds.
-	benches map[string]goBench
+	benches, wakes map[string]goBench
 }
 
 // measureAll starts the control plane, runs every variant at each N of the
@@ -385,8 +410,8 @@ func measureAll(ctx context.Context, o options) (results, error) {
 	}
 	var res results
 	for _, sp := range o.scale {
-		p := point{n: sp.n, rounds: sp.rounds, samples: map[string][]sample{}, benches: map[string]goBench{}}
-		runs := map[string][]goBench{}
+		p := point{n: sp.n, rounds: sp.rounds, samples: map[string][]sample{}, benches: map[string]goBench{}, wakes: map[string]goBench{}}
+		runs, wakeRuns := map[string][]goBench{}, map[string][]goBench{}
 		for round := range sp.rounds {
 			for i := range vs {
 				v := vs[(i+round)%len(vs)]
@@ -396,13 +421,19 @@ func measureAll(ctx context.Context, o options) (results, error) {
 					return results{}, fmt.Errorf("at %d parents, round %d, %s: %w", sp.n, round+1, v.key, err)
 				}
 				p.samples[v.key] = append(p.samples[v.key], s)
-				if gb != nil {
-					runs[v.key] = append(runs[v.key], *gb)
+				if gb.converged != nil {
+					runs[v.key] = append(runs[v.key], *gb.converged)
+				}
+				if gb.nothingNew != nil {
+					wakeRuns[v.key] = append(wakeRuns[v.key], *gb.nothingNew)
 				}
 			}
 		}
 		for k, r := range runs {
 			p.benches[k] = medianBench(r)
+		}
+		for k, r := range wakeRuns {
+			p.wakes[k] = medianBench(r)
 		}
 		res.points = append(res.points, p)
 	}

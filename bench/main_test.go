@@ -13,8 +13,8 @@ import (
 // TestBenchRuns runs the whole program on a tiny workload, so that make
 // test keeps it working. It asserts what must hold on any machine (every
 // figure was measured, the client's and the API server's write counts
-// agree, the raw floor sends exactly its four writes per parent), never a
-// duration.
+// agree, the raw floor sends exactly its four writes per parent, each Go
+// benchmark's op is what its table says), never a duration.
 func TestBenchRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts its own control plane")
@@ -95,8 +95,27 @@ func TestBenchRuns(t *testing.T) {
 		if len(s.heap.cache.objects) != 4 {
 			t.Errorf("%s: the cache check counted %v, want the four kinds", v.key, s.heap.cache.objects)
 		}
-		if _, ok := res.points[0].benches[v.key]; !ok {
+		gb, ok := res.points[0].benches[v.key]
+		if !ok {
 			t.Errorf("%s: no Go benchmark", v.key)
+		}
+		wake, hasWake := res.points[0].wakes[v.key]
+		if hasWake != v.isKopgo() {
+			t.Errorf("%s: Go benchmark of a wake-up with nothing new: %t, want %t (kopgo's variants only)", v.key, hasWake, v.isKopgo())
+		}
+		if !v.isKopgo() {
+			continue
+		}
+		// Each op is what the tables say it is: the converged reconcile
+		// runs the user's code, the wake-up with nothing new runs none.
+		if ok && gb.skippedPerOp != 0 {
+			t.Errorf("%s: converged reconcile: %.2f wake-ups skipped per op, want 0 (each op runs the user's code)", v.key, gb.skippedPerOp)
+		}
+		if hasWake && wake.skippedPerOp != 1 {
+			t.Errorf("%s: wake-up with nothing new: %.2f skipped per op, want 1", v.key, wake.skippedPerOp)
+		}
+		if !strings.Contains(res.table, "| reconciles that run the reconciler's code per change: 1 (issue 34) | "+v.key+" |") {
+			t.Errorf("table has no reconciles-per-change target row for %s", v.key)
 		}
 	}
 }

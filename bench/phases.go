@@ -22,48 +22,49 @@ import (
 )
 
 // measure runs one variant through one round at N=n, and returns its Go
-// benchmark of one converged reconcile (nil for the raw floor).
-func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *goBench, error) {
+// benchmarks (none for the raw floor).
+func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, goBenches, error) {
 	var s sample
+	var gb goBenches
 	ns := fmt.Sprintf("bench-%s-%d-%d", strings.ToLower(v.key), n, round)
 	parents, err := e.createParents(ctx, ns, n)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	defer e.cleanup(ns)
 	obs, err := startObserver(ctx, e.cluster.Config, ns, n)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	defer obs.stop()
 
 	if v.setup == nil {
 		s, err := e.measureRaw(ctx, obs, parents)
-		return s, nil, err
+		return s, gb, err
 	}
 	name := func(phase string) string { return ns + "-" + phase }
 
 	// Converge from empty.
 	w0, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	stopProfile := func() {}
 	if e.o.convergeProfile != "" {
 		if stopProfile, err = startCPUProfile(e.o.convergeProfile, fmt.Sprintf("%s-%d-%d.converge", v.key, n, round)); err != nil {
-			return s, nil, err
+			return s, gb, err
 		}
 	}
 	cpu0 := processCPU()
 	m, err := e.startManager(ctx, ns, false, v, name("converge"))
 	if err != nil {
 		stopProfile()
-		return s, nil, err
+		return s, gb, err
 	}
 	if err := waitClosed(ctx, obs.converged, 30*time.Minute, "converge"); err != nil {
 		stopProfile()
 		m.stop()
-		return s, nil, err
+		return s, gb, err
 	}
 	s.convergeWall = time.Since(m.started)
 	stopProfile()
@@ -72,7 +73,7 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	}
 	if _, err := m.act.waitQuiet(ctx, n); err != nil {
 		m.stop()
-		return s, nil, err
+		return s, gb, err
 	}
 	s.converge = m.traffic.snapshot()
 	s.convergeCPU, s.convergeWriteMean = processCPU()-cpu0, m.traffic.writeMean()
@@ -86,18 +87,18 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	m.stop()
 	w1, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	s.convergeServer = w1 - w0
 
 	// No-op resync after a restart.
 	before, err := e.versions(ctx, ns)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	m, err = e.startManager(ctx, ns, false, v, name("resync"))
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	defer func() {
 		if m != nil {
@@ -106,18 +107,18 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 	}()
 	last, err := m.act.waitQuiet(ctx, n)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	s.resyncWall = last.Sub(m.started)
 	s.resync = m.traffic.snapshot()
 	w2, err := serverWrites(ctx, e.cs)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	s.resyncServer = w2 - w1
 	after, err := e.versions(ctx, ns)
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 	for k, rv := range before {
 		if after[k] != rv {
@@ -130,28 +131,34 @@ func (e *env) measure(ctx context.Context, v variant, n, round int) (sample, *go
 		return e.admin.Patch(ctx, w, client.MergeFrom(before))
 	})
 	if err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 
 	// Reconciles per change, and what each costs.
 	if s.ownWrites, err = e.ownWrites(ctx, m, parents); err != nil {
-		return s, nil, err
+		return s, gb, err
 	}
 
 	s.deferrals += int64(deferrals(m.act.controller))
 
 	// One reconcile of a converged parent, every round (the median is
-	// reported).
-	var gb *goBench
+	// reported); for kopgo's loop also a wake-up with nothing new.
 	if v.bench != nil {
 		if err := m.act.waitQuietAgain(ctx); err != nil {
-			return s, nil, err
+			return s, gb, err
 		}
-		b, err := e.goBenchmark(ctx, m, v, n, round, parents[len(parents)/2])
+		b, err := e.goBenchmark(ctx, m, v, n, round, parents[len(parents)/2], opConverged)
 		if err != nil {
-			return s, nil, err
+			return s, gb, err
 		}
-		gb = &b
+		gb.converged = &b
+		if v.isKopgo() {
+			b, err := e.goBenchmark(ctx, m, v, n, round, parents[len(parents)/2], opNothingNew)
+			if err != nil {
+				return s, gb, err
+			}
+			gb.nothingNew = &b
+		}
 	}
 	m.stop()
 	m = nil

@@ -67,12 +67,17 @@ func latencySection(p func(string, ...any), vs []variant, pt point, o options) {
 func ownWritesSection(p func(string, ...any), vs []variant, pt point) {
 	p("\n## Own writes: reconciles per change\n\n")
 	p("One parent gets a new spec.size, and nothing else happens until the controller is idle again (no reconcile for 500 ms, an empty queue); " +
-		"then the next. Reconciles: those that ran the reconciler's code for that parent (controller-runtime's count in brackets, every Reconcile call). " +
+		"then the next. Reconciles: those that ran the reconciler's code for that parent (controller-runtime's count in brackets, every Reconcile call, " +
+		"for D and E the skipped wake-ups included). " +
 		"The first reconcile does the change's work; every later one was triggered by the controller's own writes (its children's update events, " +
-		"and for B and C their own status write, which kopgo's Builder filters out) and should send nothing: its requests are cache misses or writes. " +
+		"and for B and C their own status write) and should send nothing: its requests are cache misses or writes. " +
+		"kopgo's loop (D and E) is woken by every event too, its own status write's and its children's, and decides from the object's state " +
+		"whether a wake-up runs the reconciler's code: one with nothing new since the last reconcile (no change, no news, no requeue due) runs none of it " +
+		"and sends nothing. Those are the column \"wake-ups with nothing new\": kopgo_reconcile_skipped_total of the controller, every reason together, " +
+		"its growth from the change until the controller was idle (B and C have no such count: every wake-up runs their code). " +
 		"Every change of every round counted; medians, (min–max).\n\n")
-	p("| variant | changes | reconciles per change | first reconcile: requests (writes) | later reconciles | their requests (writes), all together | what they were | events per change |\n" +
-		"|---|---:|---:|---:|---:|---:|---|---:|\n")
+	p("| variant | changes | reconciles per change | wake-ups with nothing new per change | first reconcile: requests (writes) | later reconciles | their requests (writes), all together | what they were | events per change |\n" +
+		"|---|---:|---:|---:|---:|---:|---:|---|---:|\n")
 	for _, v := range vs {
 		var ows []ownWrite
 		for _, x := range pt.samples[v.key] {
@@ -102,9 +107,13 @@ func ownWritesSection(p func(string, ...any), vs []variant, pt point) {
 				what[r]++
 			}
 		}
-		p("| %s %s | %d | %s [%s] | %s (%s) | %d | %d (%d) | %s | %s |\n", v.key, v.name, len(ows),
+		skipped := "–"
+		if v.isKopgo() {
+			skipped = ints(func(o ownWrite) int64 { return int64(o.skipped) })
+		}
+		p("| %s %s | %d | %s [%s] | %s | %s (%s) | %d | %d (%d) | %s | %s |\n", v.key, v.name, len(ows),
 			ints(func(o ownWrite) int64 { return int64(o.reconciles) }),
-			ints(func(o ownWrite) int64 { return int64(o.cr) }),
+			ints(func(o ownWrite) int64 { return int64(o.cr) }), skipped,
 			ints(func(o ownWrite) int64 { return o.first.requests }),
 			ints(func(o ownWrite) int64 { return o.first.writes }),
 			later, rest.requests, rest.writes, countList(what),

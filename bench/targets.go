@@ -18,7 +18,7 @@ func targets(p func(string, ...any), points []point) {
 		return
 	}
 	p("\n## Targets\n\n")
-	p("Issue 20's targets, from the medians above (ratios in this run; N=%d unless the row says otherwise). "+
+	p("Issue 20's targets, and issue 34's reconciles per change, from the medians above (ratios in this run; N=%d unless the row says otherwise). "+
 		"A missed target is said so; why, with its profile, is in the README's Performance section.\n\n", base.n)
 	p("| target | variant | figure | verdict |\n|---|---|---|---|\n")
 	verdict := func(ok bool) string {
@@ -76,6 +76,16 @@ func targets(p func(string, ...any), points []point) {
 			p("| per-parent converge cost at N=%d within 1.2× of N=%d | %s | wall %.2f×, requests %.2f× | %s |\n",
 				top.n, base.n, key, wr, rr, verdict(wr <= 1.2 && rr <= 1.2))
 		}
+		if ows := pooledOwnWrites(samples[key]); len(ows) > 0 {
+			rs := make([]int, len(ows))
+			for i, o := range ows {
+				rs[i] = o.reconciles
+			}
+			slices.Sort(rs)
+			m := median(rs)
+			p("| reconciles that run the reconciler's code per change: 1 (issue 34) | %s | %d (%d–%d) over %d changes | %s |\n",
+				key, m, rs[0], rs[len(rs)-1], len(rs), verdict(m == 1))
+		}
 		writes := medF(samples[key], func(x sample) float64 { return float64(x.resync.writes) })
 		p("| no-op resync after a restart: 0 writes (issue 14, kept) | %s | %.0f writes | %s |\n", key, writes, verdict(writes == 0))
 	}
@@ -87,6 +97,15 @@ func limitC(x float64) string {
 		return "C's"
 	}
 	return fmt.Sprintf("%.1f× C", x)
+}
+
+// pooledOwnWrites are every round's own-write changes together.
+func pooledOwnWrites(s []sample) []ownWrite {
+	var all []ownWrite
+	for _, x := range s {
+		all = append(all, x.ownWrites...)
+	}
+	return all
 }
 
 // pooledP99 is the p99 of every round's change latencies together.
