@@ -1,7 +1,9 @@
 package loop
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,7 +27,7 @@ func (c *loggingClient[T]) Update(ctx context.Context, obj client.Object, opts .
 
 // Patch implements client.Writer, logging a write to a T.
 func (c *loggingClient[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	return c.logged(ctx, obj, "", func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
+	return c.logged(ctx, obj, preconditionOf(patch, obj), func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
 // Status implements client.StatusClient, logging writes to a T's status.
@@ -35,7 +37,8 @@ func (c *loggingClient[T]) Status() client.SubResourceWriter {
 
 // logged runs the write do to obj, logged when obj is a T. precondition
 // is the resourceVersion the write is made on, when the request carries
-// it as a precondition (an Update); "" when it does not.
+// it as a precondition (an Update, a patch with optimistic locking); ""
+// when it does not.
 func (c *loggingClient[T]) logged(ctx context.Context, obj client.Object, precondition string, do func() error) error {
 	if _, ok := obj.(T); !ok {
 		return do()
@@ -54,6 +57,47 @@ func (c *loggingClient[T]) logged(ctx context.Context, obj client.Object, precon
 		c.objs.wroteMeta(key, sent, precondition, obj)
 	}
 	return nil
+}
+
+// preconditionOf is the resourceVersion patch carries as a precondition:
+// metadata.resourceVersion of a merge patch (client.MergeFromWithOptimisticLock,
+// or one written by hand), or the value a JSON patch tests
+// /metadata/resourceVersion against; "" for none (a server-side apply).
+func preconditionOf(patch client.Patch, obj client.Object) string {
+	switch patch.Type() {
+	case types.MergePatchType, types.StrategicMergePatchType, types.JSONPatchType:
+	default:
+		return ""
+	}
+	data, err := patch.Data(obj)
+	if err != nil || !bytes.Contains(data, []byte("resourceVersion")) {
+		return ""
+	}
+	if patch.Type() == types.JSONPatchType {
+		var ops []struct {
+			Op    string `json:"op"`
+			Path  string `json:"path"`
+			Value any    `json:"value"`
+		}
+		if json.Unmarshal(data, &ops) != nil {
+			return ""
+		}
+		for _, op := range ops {
+			if v, ok := op.Value.(string); ok && op.Op == "test" && op.Path == "/metadata/resourceVersion" {
+				return v
+			}
+		}
+		return ""
+	}
+	var m struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return ""
+	}
+	return m.Metadata.ResourceVersion
 }
 
 type reconcilingKey struct{}
@@ -84,5 +128,5 @@ func (s *loggingStatus[T]) Update(ctx context.Context, obj client.Object, opts .
 
 // Patch implements client.SubResourceWriter, logging a write to a T.
 func (s *loggingStatus[T]) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	return s.c.logged(ctx, obj, "", func() error { return s.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
+	return s.c.logged(ctx, obj, preconditionOf(patch, obj), func() error { return s.SubResourceWriter.Patch(ctx, obj, patch, opts...) })
 }

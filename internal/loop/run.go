@@ -91,6 +91,7 @@ func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconci
 		l.limiter.keepFailures(req)
 		return reconcile.Result{RequeueAfter: after}, nil
 	} else if after, ok := l.deferStale(ctx, req, obj); ok {
+		l.objs.deferred(req.NamespacedName)
 		return reconcile.Result{RequeueAfter: after}, nil
 	}
 	if ph != phaseGone {
@@ -258,7 +259,7 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added
 	}
 	key := client.ObjectKeyFromObject(obj)
 	l.objs.wrote(key, obj.GetUID(), obj.GetResourceVersion())
-	l.objs.setFinalizer(key, true)
+	l.objs.rebase(key, obj) // what the reconciler now gets
 	l.added(obj.GetUID())
 	return true, false
 }

@@ -116,6 +116,9 @@ type objState struct {
 	news      bool
 	due       time.Time
 	notBefore time.Time
+	// lookAgain marks the next schedule as the loop's own look again at
+	// an object whose cache lagged (a deferral), not a requeue asked for.
+	lookAgain bool
 
 	// Failures in a row, and the optimistic-lock conflicts among the
 	// last ones.
@@ -247,6 +250,19 @@ func (s *objects) begin(key types.NamespacedName, obj client.Object) {
 	st.news, st.due, st.notBefore = false, time.Time{}, time.Time{}
 }
 
+// rebase makes obj, as a write of the loop's own returned it before the
+// reconciler runs (its finalizer added), what the running reconcile acts
+// on: the reconciler gets that object, someone else's change merged into
+// it included.
+func (s *objects) rebase(key types.NamespacedName, obj client.Object) {
+	fp := s.fingerprint(obj)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.m[key]; st != nil && st.isRunning && st.uid == obj.GetUID() {
+		st.running, st.base = fp, obj.GetResourceVersion()
+	}
+}
+
 // end marks the end of the reconcile begun last: the object as it acted
 // on it (own writes folded in) is what later wake-ups compare with, and
 // notBefore holds until the error's own delay has passed.
@@ -261,30 +277,33 @@ func (s *objects) end(key types.NamespacedName, uid types.UID, notBefore time.Ti
 	st.notBefore = notBefore
 }
 
-// wroteMeta folds a write of the running reconcile into what it acted on:
-// sent is the fingerprint of the object as the write sent it (labels,
-// annotations, the loop's finalizer), and, for a write made on exactly
-// the version the reconcile read (an Update carries its resourceVersion
-// as a precondition: precondition), result's generation and version. A
-// write by anyone else between ours and the cache shows up as a
-// difference, and wakes the object.
+// wroteMeta folds a write of the running reconcile into what it acted on.
+// A write made on exactly the version the reconcile read, or on the one
+// its own last write returned (precondition: an Update, a patch with
+// optimistic locking), returned that and our change, nothing else: result
+// is what the reconcile knows. Without a precondition, the write's result
+// may hold someone else's change, so only what the reconcile sent is
+// folded in (sent: the fingerprint of the object as given to the write:
+// its labels, annotations and the loop's finalizer); a change by anyone
+// else shows up as a difference, and wakes the object. A write that sent
+// its change in a raw patch, beside the object, costs one more reconcile.
 func (s *objects) wroteMeta(key types.NamespacedName, sent fingerprint, precondition string, result client.Object) {
+	got := s.fingerprint(result)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.m[key]
 	if st == nil || !st.isRunning || st.uid != result.GetUID() {
 		return
 	}
-	st.running.labels, st.running.annotations, st.running.finalizer = sent.labels, sent.annotations, sent.finalizer
 	if precondition == "" || precondition != st.base {
+		st.running.labels, st.running.annotations, st.running.finalizer = sent.labels, sent.annotations, sent.finalizer
 		return
 	}
-	// Made on exactly what the reconcile read: the result is that and our
-	// change, nothing else.
 	st.base = result.GetResourceVersion()
-	st.running.generation = result.GetGeneration()
-	if st.running.rv != "" {
-		st.running.rv = st.base
+	rv := st.running.rv
+	st.running = got
+	if rv == "" {
+		st.running.rv = ""
 	}
 }
 
@@ -313,8 +332,23 @@ func (s *objects) schedule(key types.NamespacedName, t time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st := s.stateOf(key, "")
+	if st.lookAgain {
+		st.lookAgain = false
+		return
+	}
 	if st.due.IsZero() || t.Before(st.due) || time.Now().After(st.due) {
 		st.due = t
+	}
+}
+
+// deferred records that a wake-up of key that has something to run was
+// put off for a lagging cache: the requeue that follows is a look again,
+// which makes nothing due (the news or change is still there then).
+func (s *objects) deferred(key types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.m[key]; st != nil {
+		st.lookAgain = true
 	}
 }
 
