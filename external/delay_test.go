@@ -45,7 +45,7 @@ func (c *createTimes) of(key string) []time.Time {
 
 // A create answered 429 with Retry-After 2 s is not called again before
 // the 2 s have passed, whatever the pending mark's writes wake. Before,
-// the second create came 4 to 34 ms after the first (the echo of the
+// the second create came 59 to 79 ms after the first (the echo of the
 // mark's removal started the next reconcile at once).
 func TestCreateRetryAfterHolds(t *testing.T) {
 	ns := cluster.Namespace(t)
@@ -73,9 +73,8 @@ func TestCreateRetryAfterHolds(t *testing.T) {
 }
 
 // A create refused with a 401 (terminal: Stalled Unauthorized) is called
-// once for the object's generation, not again: before, every 40 ms (118
-// calls in 5 s), each round two writes of the pending mark and a Warning
-// event.
+// once for the object's generation, not again: before, 54 calls in 5 s,
+// each round two writes of the pending mark and a Warning event.
 func TestRefusedCreateIsCalledOnce(t *testing.T) {
 	ns := cluster.Namespace(t)
 	s := newSystem()

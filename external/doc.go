@@ -78,6 +78,14 @@
 // checked on every reconcile, and a resource reporting NotReady is looked at
 // again after a twentieth of the period (between 1 and 30 seconds).
 //
+// A reconcile runs only when something is new or due (the reconciler
+// package, "What wakes an object"): the echoes of the Reconciler's own
+// annotation writes run nothing, a failed call is tried again after its
+// backoff, and a call the system answered with Retry-After (a 429, a 503
+// through koperrors.FromHTTP) is not repeated before it ends, whatever
+// wakes the object. A create refused for good (a 401) is tried once per
+// change of the object.
+//
 // Drift is corrected within one period of the change, plus at most a
 // quarter period after a reconcile out of turn (a slot less than a quarter
 // period away is skipped), plus the calls' own latency. A resource missing
