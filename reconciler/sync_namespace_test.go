@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/kopgo/kopgo/apply"
 	"github.com/kopgo/kopgo/internal/loop"
@@ -56,7 +55,7 @@ func tenantChildren(t *widget.Tenant, pods string) []client.Object {
 type tenantHarness struct {
 	t       *testing.T
 	cached  client.Reader // the manager's cache
-	adapter reconcile.Reconciler
+	adapter *loop.Loop[*widget.Tenant]
 	pods    string // the quota's desired pods
 }
 
@@ -182,7 +181,7 @@ func (h *tenantHarness) settle(c client.Client, objs ...client.Object) {
 
 func (h *tenantHarness) reconcile(tn *widget.Tenant) error {
 	h.t.Helper()
-	_, err := h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(tn)})
+	_, err := wake(h.t, h.adapter, client.ObjectKeyFromObject(tn))
 	return err
 }
 

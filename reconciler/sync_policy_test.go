@@ -61,7 +61,7 @@ func (h *syncHarness) gone(obj client.Object) {
 func (h *syncHarness) reconcileResult() reconcile.Result {
 	h.t.Helper()
 	h.settle() // see reconcile
-	res, err := h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
+	res, err := wake(h.t, h.adapter, client.ObjectKeyFromObject(h.w))
 	if err != nil {
 		h.t.Fatalf("Reconcile: %v", err)
 	}
@@ -521,7 +521,7 @@ func TestSyncRecreateKeepsChildOnOtherRefusals(t *testing.T) {
 			mu.Lock()
 			desired = tt.after
 			mu.Unlock()
-			_, err := h.adapter.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
+			_, err := wake(t, h.adapter, client.ObjectKeyFromObject(h.w))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Reconcile = %v, want the API server's refusal naming %q", err, tt.want)
 			}
@@ -723,7 +723,7 @@ func TestSyncFinalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)}
-	if _, err := a.Reconcile(t.Context(), req); err != nil {
+	if _, err := wake(t, a, req.NamespacedName); err != nil {
 		t.Fatal(err)
 	}
 	w := h.getWidget()
@@ -736,7 +736,7 @@ func TestSyncFinalize(t *testing.T) {
 	get(t, w)
 	h.settle()
 	for i := range 2 {
-		res, err := a.Reconcile(t.Context(), req)
+		res, err := wake(t, a, req.NamespacedName)
 		if err != nil || res.RequeueAfter != time.Second {
 			t.Fatalf("finalize %d, not done: Reconcile = %+v, %v; want a requeue after 1s", i+1, res, err)
 		}
@@ -744,7 +744,7 @@ func TestSyncFinalize(t *testing.T) {
 			t.Fatalf("the parent went before its finalize function was done: %v", err)
 		}
 	}
-	if _, err := a.Reconcile(t.Context(), req); err != nil {
+	if _, err := wake(t, a, req.NamespacedName); err != nil {
 		t.Fatal(err)
 	}
 	if err := cluster.Client().Get(t.Context(), req.NamespacedName, &widget.Widget{}); !apierrors.IsNotFound(err) {

@@ -43,7 +43,7 @@ type syncHarness struct {
 	ns      string
 	w       *widget.Widget
 	env     *reconciler.Env
-	adapter reconcile.Reconciler
+	adapter *loop.Loop[*widget.Widget]
 	traffic *testkit.Traffic
 	events  *observability.FakeRecorder
 
@@ -129,7 +129,7 @@ func (h *syncHarness) reconcile() {
 	// the queue would, so that this call runs the sync.
 	h.settle()
 	// A terminal error is the outcome some tests expect; status shows it.
-	if _, err := h.adapter.Reconcile(h.t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)}); err != nil && !koperrors.IsTerminal(err) {
+	if _, err := wake(h.t, h.adapter, client.ObjectKeyFromObject(h.w)); err != nil && !koperrors.IsTerminal(err) {
 		h.t.Fatalf("Reconcile: %v", err)
 	}
 }
@@ -499,7 +499,7 @@ func TestSyncAppliesThenRequeues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Reconcile(t.Context(), reconcile.Request{NamespacedName: client.ObjectKeyFromObject(h.w)})
+	res, err := wake(t, a, client.ObjectKeyFromObject(h.w))
 	if err != nil || res.RequeueAfter != time.Minute {
 		t.Errorf("Reconcile = %+v, %v; want a requeue after 1m", res, err)
 	}
@@ -552,4 +552,15 @@ func TestSyncClusterScopedParent(t *testing.T) {
 	if !koperrors.IsTerminal(err) || koperrors.KindOf(err) != koperrors.Invalid || !strings.Contains(err.Error(), "must name its namespace") {
 		t.Errorf("namespaced child of a cluster-scoped parent without a namespace: %v, want a terminal Invalid error", err)
 	}
+}
+
+// wake is a wake-up of the object at key with something to look at (as
+// a related object's event brings), so that the loop runs the reconciler:
+// the tests here call it where the queue would wake the object after a
+// change they made (or a requeue it asked for).
+func wake[T client.Object](t testing.TB, l *loop.Loop[T], key types.NamespacedName) (reconcile.Result, error) {
+	t.Helper()
+	req := reconcile.Request{NamespacedName: key}
+	l.MarkNews(req)
+	return l.Reconcile(t.Context(), req)
 }
