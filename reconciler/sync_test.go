@@ -558,9 +558,9 @@ func TestSyncClusterScopedParent(t *testing.T) {
 // a related object's event brings), so that the loop runs the reconciler:
 // the tests here call it where the queue would wake the object after a
 // change they made (or a requeue it asked for).
-func wake[T client.Object](t testing.TB, l *loop.Loop[T], key types.NamespacedName) (reconcile.Result, error) {
-	t.Helper()
+func wake[T client.Object](tb testing.TB, l *loop.Loop[T], key types.NamespacedName) (reconcile.Result, error) {
+	tb.Helper()
 	req := reconcile.Request{NamespacedName: key}
 	l.MarkNews(req)
-	return l.Reconcile(t.Context(), req)
+	return l.Reconcile(tb.Context(), req)
 }

@@ -131,7 +131,7 @@ func TestPerObjectMemoryGoesWithTheObject(t *testing.T) {
 			if apierrors.IsNotFound(err) {
 				return nil
 			}
-			return fmt.Errorf("still there (%v)", err)
+			return fmt.Errorf("still there (%w)", err)
 		})
 	}
 	took := time.Since(start)

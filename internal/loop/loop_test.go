@@ -147,6 +147,42 @@ func TestSuccessMarksReadyAndObservedGeneration(t *testing.T) {
 	}
 }
 
+// A wake-up with nothing new since the last reconcile (the echo of its
+// status write, as the harness's direct call stands for) runs nothing: no
+// call, no write, counted as skipped; a change of the spec runs it.
+func TestWakeUpWithNothingNewRunsNothing(t *testing.T) {
+	var calls atomic.Int32
+	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+		calls.Add(1)
+		return reconciler.Done(), nil
+	}))
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	rv := h.get().ResourceVersion
+	for range 3 {
+		if res, err := h.wake(); err != nil || res != (reconcile.Result{}) {
+			t.Fatalf("wake-up with nothing new = %+v, %v", res, err)
+		}
+	}
+	skipped := testutil.ToFloat64(mustCounter(h.reg, "kopgo_reconcile_skipped_total", "reason", "nothing_new"))
+	if calls.Load() != 1 || h.get().ResourceVersion != rv || skipped != 3 {
+		t.Errorf("after 3 wake-ups with nothing new: %d calls, resourceVersion %s (was %s), %v skipped; want 1, unchanged, 3",
+			calls.Load(), h.get().ResourceVersion, rv, skipped)
+	}
+	cur := h.get()
+	cur.Spec.Size = 5
+	if err := cluster.Client().Update(t.Context(), cur); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.wake(); err != nil {
+		t.Fatal(err)
+	}
+	if calls.Load() != 2 || h.get().Status.ObservedGeneration != cur.Generation {
+		t.Errorf("after a spec change: %d calls, observedGeneration %d; want 2, %d", calls.Load(), h.get().Status.ObservedGeneration, cur.Generation)
+	}
+}
+
 func TestGoneObjectIsSkipped(t *testing.T) {
 	var calls atomic.Int32
 	h := newHarness(t, reconciler.Func[*widget.Widget](func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
