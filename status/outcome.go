@@ -38,7 +38,8 @@ func Begin(obj Setter) (read []metav1.Condition) {
 //
 //   - err is terminal ([koperrors.IsTerminal]: marked Terminal, a 422
 //     naming a field, or a verdict that says it is terminal, such as the
-//     Applier's refusal to take over an object someone else holds):
+//     Applier's refusal to take over an object someone else holds, or a
+//     field another field manager owns, apply.ConflictError):
 //     Stalled=True and Ready=False with the error's reason
 //     ([koperrors.ReasonOf]: the one it was marked with by
 //     [koperrors.WithReason], else its kind) as reason and its text as
