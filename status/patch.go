@@ -247,8 +247,11 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	}
 	rv := u.GetResourceVersion()
 	basedOn := p.resourceVersion
-	if stored := u.Object["status"]; takeOver {
-		if drop := unwanted(stored, after); len(drop) > 0 {
+	if takeOver {
+		// The response is the object as stored, with every manager's
+		// entries: no read needed to see what the apply left.
+		if stored := u.Object["status"]; len(unwanted(stored, after)) > 0 {
+			drop := unwanted(stored, after)
 			// Still there after the apply: another manager owns them.
 			if uid := u.GetUID(); uid != "" {
 				writes.put(lastWrite{uid: uid, resourceVersion: rv, older: olderThan(uid, basedOn), status: after})
