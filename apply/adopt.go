@@ -209,6 +209,9 @@ func (a *Applier) refuse(ctx context.Context, in *intent, o *client.ApplyOptions
 			err := a.client.Apply(xctx, client.ApplyConfigurationFromUnstructured(u), &dry)
 			requests += int(x.requests.Load())
 			terr.conflict = asConflictError(err)
+			if terr.conflict != nil {
+				terr.conflict.inTakeover = true // the TakeoverError decides whether it is terminal
+			}
 		}
 	}
 	return Result{Requests: requests}, terr

@@ -285,7 +285,9 @@
 // holds a [*ConflictError] listing each field and its manager ([Conflicts]).
 // Unlike an optimistic-concurrency 409, which the reconcile loop retries at
 // once and silently, retrying cannot help until the other manager lets go:
-// force ownership to take the fields over, or stop setting them. Kind
-// Invalid makes the loop log it and back off, instead of retrying it
-// quietly forever.
+// force ownership to take the fields over, or stop setting them. It is
+// therefore terminal (koperrors.IsTerminal), as a refused takeover is: the
+// object shows Stalled=True with a message that names each field and its
+// manager and both ways out, and is reconciled again when it changes (or
+// on the loop's long Stalled interval), not retried with backoff.
 package apply

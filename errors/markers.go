@@ -53,7 +53,9 @@ func Terminal(err error) error {
 //   - err, or an error it wraps, was marked [Terminal], is
 //     controller-runtime's reconcile.TerminalError, or says it is one
 //     through its Is method, as a typed verdict does (apply.TakeoverError:
-//     the Applier refused to take over an object someone else holds);
+//     the Applier refused to take over an object someone else holds;
+//     apply.ConflictError: another field manager owns a field the apply
+//     sets without force);
 //   - the API server rejected the request for its content: a 422 Invalid
 //     that names at least one field among its causes (a child the spec
 //     asked for is invalid), or a 400 BadRequest (a body the server cannot

@@ -78,7 +78,9 @@
 //	longer_than  5m, 15m, 1h, 6h, 24h
 //
 // Durations run from the condition's lastTransitionTime, which the object
-// keeps, so they survive a restart and a leader handover. A process serves
+// keeps, and from nothing the process remembers, so they survive a restart
+// and a leader handover (Ready's time is that of its last move to or from
+// True: kopgo's status package keeps it between False and Unknown). A process serves
 // a controller's health series from its first report on: a standby
 // replica serves none, and a new leader's gauges fill as it reconciles the
 // objects its informer lists. [Metrics.ForgetController] drops a

@@ -46,9 +46,10 @@ type objectHealth struct {
 	reconciling bool
 	stalled     bool
 	// Since when the object has been not Ready, and Stalled: the
-	// condition's lastTransitionTime, or the earlier time this process saw
-	// it so (Ready going from False to Unknown is a transition of Ready,
-	// yet not a return to health). Zero when healthy.
+	// condition's lastTransitionTime as stored on the object (kopgo's
+	// status package keeps Ready's across False <-> Unknown), so that a
+	// restart or a new leader reads the same; for a condition without one,
+	// when this process first saw it so. Zero when healthy.
 	notReadySince time.Time
 	stalledSince  time.Time
 }
@@ -100,10 +101,13 @@ func newHealthCollector() *healthCollector {
 // count as True only when present and True, as kstatus reads them.
 //
 // How long an object has been not Ready or Stalled is measured from the
-// condition's lastTransitionTime, which the object carries across
-// restarts and leader handovers, so a new leader reports the same
-// durations as the old one once it has reconciled the object. Going from
-// Ready=False to Ready=Unknown does not reset it.
+// condition's lastTransitionTime and from nothing this process remembers,
+// so a restarted operator or a new leader reports the same durations as
+// the old one once it has reconciled the object. kopgo's status package
+// (status.Finish, status.Set) keeps Ready's lastTransitionTime when Ready
+// moves between False and Unknown, so the time is that of the last
+// transition away from Ready=True. Only a condition without a
+// lastTransitionTime is counted from when this process first saw it so.
 //
 // The cost is one map update under a mutex (see BenchmarkObserveObject).
 func (m *Metrics) ObserveObject(controller string, key types.NamespacedName, uid types.UID, conditions []metav1.Condition) {
@@ -180,15 +184,16 @@ func (h *healthCollector) observe(controller string, key types.NamespacedName, u
 }
 
 // since is when an unhealthy state began: at the condition's transition
-// (now if it has none), or earlier if this object was already seen in it.
+// as stored; for a condition that has none, when this process first saw
+// the object in that state.
 func (h *healthCollector) since(transition time.Time, known bool, before time.Time) time.Time {
-	if transition.IsZero() {
-		transition = h.now()
-	}
-	if known && !before.IsZero() && before.Before(transition) {
+	switch {
+	case !transition.IsZero():
+		return transition
+	case known && !before.IsZero():
 		return before
 	}
-	return transition
+	return h.now()
 }
 
 // Describe implements prometheus.Collector.

@@ -154,14 +154,16 @@ kopgo_objects_oldest_stalled_timestamp_seconds{controller="web"} %d
 	}
 }
 
-// Not Ready since when: Ready going from False to Unknown moves its
-// lastTransitionTime but is no return to health; a new object under the
-// same name (another UID) starts afresh; a condition without a time
-// counts from when it was first seen.
+// Not Ready since when: the stored lastTransitionTime of Ready, and
+// nothing the process remembers (kopgo's status package keeps it when
+// Ready goes from False to Unknown; whatever the object says is what a
+// restarted process reads too); a new object under the same name
+// (another UID) starts afresh; a condition without a time counts from
+// when it was first seen.
 func TestNotReadySince(t *testing.T) {
 	m, reg := healthMetrics(t)
 	m.ObserveObject("web", key("a"), "uid-1", failing(2*time.Hour))
-	m.ObserveObject("web", key("a"), "uid-1", progressing(time.Minute)) // False -> Unknown
+	m.ObserveObject("web", key("a"), "uid-1", progressing(2*time.Hour)) // False -> Unknown, as status.Finish writes it
 	oldest := func() float64 {
 		t.Helper()
 		mfs, err := reg.Gather()
@@ -176,7 +178,11 @@ func TestNotReadySince(t *testing.T) {
 		return 0
 	}
 	if got, want := oldest(), float64(t0.Add(-2*time.Hour).Unix()); got != want {
-		t.Errorf("after False -> Unknown: not Ready since %v, want %v", got, want)
+		t.Errorf("after False -> Unknown: not Ready since %v, want %v, the condition's lastTransitionTime", got, want)
+	}
+	m.ObserveObject("web", key("a"), "uid-1", progressing(time.Minute)) // a Ready condition someone else dated anew
+	if got, want := oldest(), float64(t0.Add(-time.Minute).Unix()); got != want {
+		t.Errorf("not Ready since %v, want %v: what the object says, not what the process saw before", got, want)
 	}
 	m.ObserveObject("web", key("a"), "uid-2", progressing(time.Minute)) // deleted and created again
 	if got, want := oldest(), float64(t0.Add(-time.Minute).Unix()); got != want {

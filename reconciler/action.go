@@ -79,7 +79,7 @@ const StalledRetry = 10 * time.Minute
 //     rate-limited requeue for [Requeue]); controller-runtime counts it as
 //     a success or a requeue, never as an error;
 //   - a terminal error ([koperrors.IsTerminal]: marked Terminal, a 422
-//     naming a field, an apply.TakeoverError) with [Done] or [Requeue]:
+//     naming a field, an apply.TakeoverError or apply.ConflictError) with [Done] or [Requeue]:
 //     the error as reconcile.TerminalError, which controller-runtime logs
 //     once, counts in controller_runtime_terminal_reconcile_errors_total
 //     and does not retry: the object is reconciled again when it, or

@@ -57,7 +57,9 @@ type ObservedGenerationAccessor interface {
 //
 //   - c.ObservedGeneration is obj's generation, whatever c says;
 //   - lastTransitionTime is kept when the status (True, False, Unknown) does
-//     not change, even if the reason or message do; when it changes, it is
+//     not change, even if the reason or message do, and when [Ready] moves
+//     between False and Unknown (see "Since when not Ready" in the package
+//     documentation); when it changes otherwise, it is
 //     c.LastTransitionTime, or now if that is zero;
 //   - conditions are kept in a fixed order ([Ready], [Reconciling],
 //     [Stalled], then every other type in byte order), so that an
@@ -73,6 +75,9 @@ func Set(obj Setter, c metav1.Condition) bool {
 	}
 	c.Message = truncate.String(c.Message, maxMessageBytes)
 	old := obj.GetConditions()
+	if prev := apimeta.FindStatusCondition(old, c.Type); prev != nil && prev.Status != c.Status && held(c.Type, prev.Status, c.Status) {
+		c.LastTransitionTime = prev.LastTransitionTime // Ready: not True before, not True now
+	}
 	conds := slices.Clone(old)
 	changed := apimeta.SetStatusCondition(&conds, c)
 	slices.SortStableFunc(conds, compare)
@@ -81,6 +86,15 @@ func Set(obj Setter, c metav1.Condition) bool {
 		return true
 	}
 	return false
+}
+
+// held reports whether a condition of type t whose status moves from from
+// to to keeps its lastTransitionTime: the same status, or, for [Ready],
+// two statuses that are both not True (False and Unknown), so that Ready's
+// lastTransitionTime says since when the object has been, or has not been,
+// Ready.
+func held(t string, from, to metav1.ConditionStatus) bool {
+	return from == to || t == Ready && from != metav1.ConditionTrue && to != metav1.ConditionTrue
 }
 
 // Remove removes the condition of type t from obj and reports whether it

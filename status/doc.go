@@ -191,6 +191,30 @@
 // schedule. [SetError] is Begin and Finish in one call, for a reconcile
 // that reports nothing but its error (kuberator's WithStatusError).
 //
+// # Since when not Ready
+//
+// Ready's lastTransitionTime says since when the object has been Ready,
+// or has not been: it is kept when Ready moves between False and Unknown
+// (an error during a rollout, a rollout after an error), by [Finish] and
+// by [Set] alike, and moves only when Ready becomes True or stops being
+// True. The time is then stored on the object, so a restarted operator or
+// a new leader reads the same "not Ready since" as the old one, and the
+// object-health gauges of github.com/kopgo/kopgo/observability, which read
+// nothing else, count an object not Ready for an hour in their 15m bucket
+// after a restart too.
+//
+// Why this rule, and not "Ready stays False while not ready": the
+// statuses keep their kstatus meaning (Unknown while work is in progress,
+// False when it failed; kstatus itself reads Reconciling and Stalled, not
+// Ready's time), and one rule covers both directions, where keeping Ready
+// False would still date an error during a rollout (Unknown to False)
+// anew. It departs from the letter of metav1.Condition's documentation
+// ("the last time the condition transitioned from one status to
+// another") for Ready between its two not-True statuses only; every other
+// condition, and Ready to and from True, transitions as apimachinery's
+// meta.SetStatusCondition does. An object written before this rule
+// carries the time of its last False/Unknown move until it becomes Ready.
+//
 // # Generations
 //
 // status.observedGeneration == metadata.generation means the controller
@@ -222,7 +246,9 @@
 // would do, but server-side apply with a field owner states what the
 // controller's status is: scalars and conditions are sent together, so
 // neither drops the other, and a condition or field the controller no
-// longer sets is removed because it is owned and no longer applied (declare
+// longer sets is removed because it is owned and no longer applied (and a
+// condition kopgo owns that another manager wrote is removed too: see
+// "Conditions kopgo owns" below; declare
 // conditions as a list map keyed by type in the CRD, as controller-gen's
 // +listType=map +listMapKey=type does, so each condition is its own field).
 // Ownership is forced by default: the object as read already carries the
@@ -245,6 +271,45 @@
 // absent field is removed cleanly. For the same reason Patch sends no
 // status key at all, rather than an empty one, when the whole status is
 // empty.
+//
+// # Conditions kopgo owns
+//
+// Ready, Reconciling and Stalled are the controller's, whoever wrote them
+// last: a `kubectl edit` (an Update by the manager "kubectl-edit"), or an
+// older version of the operator that wrote status with Status().Update,
+// leaves entries that another field manager owns, and leaving a condition
+// out of an apply removes only the fields the applier owns alone. So a
+// [Patcher.Patch] whose status carries any of the three (every status
+// [Finish] decided does) makes sure that, once it returns, the stored
+// status holds exactly the ones it sent:
+//
+//   - those it sends are forced (the default), so their values are the
+//     controller's whoever held them;
+//   - those it leaves out and that the object still holds after the apply
+//     (the apply's response is the stored object, so this costs no read)
+//     are removed with one JSON patch, each removal guarded by a "test"
+//     that the entry at its index is still of that type; a failed guard
+//     (someone changed the conditions in between) is an error of Kind
+//     Conflict, retried;
+//   - an apply the server refuses as Invalid while it leaves out one of
+//     them (an entry whose fields the controller and another manager
+//     share: the apply would leave a partial entry that the CRD's schema
+//     rejects) is retried once after that JSON patch removed the entries.
+//
+// Conditions of other types are never touched, whoever owns them, nor is
+// any condition when the status sent carries none of the three (a Patcher
+// used for status fields alone), or under apply.Force(false) or a dry run.
+//
+// Why this mechanism. The apply's response tells, without a read and
+// whatever the cache keeps of managedFields (kopgo's Builder keeps only
+// the controller's own entries), whether an entry survived the apply;
+// only then is a second request sent, so the common writes (a condition
+// the controller owns alone, added or removed) still cost one request. A
+// JSON patch guarded by the entry's type, rather than by the whole
+// object's resourceVersion, does not fail because an unrelated field
+// changed in between, and never removes an entry it did not mean. A
+// merge patch cannot remove one entry of a list map; an Update of the
+// whole status would take over every other writer's fields.
 //
 // # Stale caches
 //

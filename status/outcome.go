@@ -38,7 +38,8 @@ func Begin(obj Setter) (read []metav1.Condition) {
 //
 //   - err is terminal ([koperrors.IsTerminal]: marked Terminal, a 422
 //     naming a field, or a verdict that says it is terminal, such as the
-//     Applier's refusal to take over an object someone else holds):
+//     Applier's refusal to take over an object someone else holds, or a
+//     field another field manager owns, apply.ConflictError):
 //     Stalled=True and Ready=False with the error's reason
 //     ([koperrors.ReasonOf]: the one it was marked with by
 //     [koperrors.WithReason], else its kind) as reason and its text as
@@ -60,8 +61,9 @@ func Begin(obj Setter) (read []metav1.Condition) {
 // Conditions of other types are left as the reconciler set them. Every
 // condition keeps its lastTransitionTime when its status is the one it had
 // as read, whatever happened to it in between (removed and set again,
-// through another status and back); a condition whose status moved
-// transitions now. Ready, Reconciling and Stalled carry the object's
+// through another status and back), and Ready keeps it when it moves
+// between False and Unknown (it was not Ready and still is not); a
+// condition whose status moved otherwise transitions now. Ready, Reconciling and Stalled carry the object's
 // generation as their observedGeneration, and conditions keep the order of
 // [Set].
 func Finish(obj Setter, read []metav1.Condition, err error) bool {
@@ -162,13 +164,14 @@ func decide(read, set []metav1.Condition, generation int64, err error, now metav
 
 // transitionTime is the one rule for lastTransitionTime when [Finish]
 // stores conditions: a condition whose status is the one it had as read
-// keeps that condition's time; one whose status moved, or that is new,
+// (for Ready: True as read and True now, or not True as read and not True
+// now, see held) keeps that condition's time; one whose status moved, or that is new,
 // keeps the time [Set] gave it when it was set, and otherwise transitions
 // now (at the second, the precision the API keeps).
 func transitionTime(before []metav1.Condition, c metav1.Condition, now metav1.Time) metav1.Time {
 	i := slices.IndexFunc(before, func(o metav1.Condition) bool { return o.Type == c.Type })
 	switch {
-	case i >= 0 && before[i].Status == c.Status:
+	case i >= 0 && held(c.Type, before[i].Status, c.Status):
 		return before[i].LastTransitionTime
 	case !c.LastTransitionTime.IsZero() && (i < 0 || !c.LastTransitionTime.Equal(&before[i].LastTransitionTime)):
 		return c.LastTransitionTime
@@ -212,10 +215,10 @@ func keepWrittenTransitions(obj Setter, read, conds []metav1.Condition) {
 	written := writtenConditions(last.status)
 	for i := range conds {
 		c := &conds[i]
-		if j := slices.IndexFunc(read, func(o metav1.Condition) bool { return o.Type == c.Type }); j >= 0 && read[j].Status == c.Status {
+		if j := slices.IndexFunc(read, func(o metav1.Condition) bool { return o.Type == c.Type }); j >= 0 && held(c.Type, read[j].Status, c.Status) {
 			continue // did not move
 		}
-		if w, ok := written[c.Type]; ok && w.Status == c.Status {
+		if w, ok := written[c.Type]; ok && held(c.Type, w.Status, c.Status) {
 			c.LastTransitionTime = w.LastTransitionTime
 		}
 	}

@@ -137,7 +137,8 @@ func TestDecide(t *testing.T) {
 								before = &read[i]
 							}
 						}
-						keep := before != nil && before.Status == g.Status
+						// Ready between False and Unknown keeps its time too.
+						keep := before != nil && held(g.Type, before.Status, g.Status)
 						switch {
 						case keep && !g.LastTransitionTime.Equal(&before.LastTransitionTime):
 							t.Errorf("%s kept its status %s but lastTransitionTime moved to %v", g.Type, g.Status, g.LastTransitionTime)

@@ -169,6 +169,13 @@ func (p *Patcher) snapshot() (any, error) {
 // status equals that write, Patch sends nothing, though it differs from
 // the snapshot: see "Stale caches" in the package documentation.
 //
+// When the status carries Ready, Reconciling or Stalled, those the apply
+// leaves out are gone once Patch returns, even where another field
+// manager wrote them (a `kubectl edit`, an operator's Status().Update):
+// an entry the apply's response still holds is removed with a guarded
+// JSON patch, a second request only then (see "Conditions kopgo owns" in
+// the package documentation). Conditions of other types are left alone.
+//
 // On success obj's resourceVersion is the one the server returned and the
 // Patcher's snapshot becomes the status sent, so a second Patch in the
 // same reconcile sends only what changed after the first. Errors name the
@@ -211,7 +218,25 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 	u.SetGroupVersionKind(gvk)
 	u.SetName(obj.GetName())
 	u.SetNamespace(obj.GetNamespace())
-	if err := c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opt); err != nil {
+	// Conditions kopgo owns are taken over (force) or removed when another
+	// field manager holds them: see "Conditions kopgo owns" in the package
+	// documentation.
+	takeOver := !dryRun && (opt.Force == nil || *opt.Force) && maintainsOwned(after)
+	var patchOpts []client.SubResourcePatchOption
+	if opt.FieldManager != "" {
+		patchOpts = append(patchOpts, client.FieldOwner(opt.FieldManager))
+	}
+	err = c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opt)
+	if drop := unwanted(before, after); err != nil && takeOver && apierrors.IsInvalid(err) && len(drop) > 0 {
+		// Leaving out a condition whose fields another manager partly
+		// owns leaves a partial entry the schema refuses: remove the
+		// entries first, then apply again.
+		if _, rerr := removeConditions(ctx, c, gvk, obj, conditionTypes(before), drop, patchOpts...); rerr != nil {
+			return false, rerr
+		}
+		err = c.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(u), opt)
+	}
+	if err != nil {
 		if apierrors.IsConflict(err) && apierrors.HasStatusCause(err, metav1.CauseTypeFieldManagerConflict) {
 			return false, koperrors.WrapKind(koperrors.Invalid, err, "patch status of", o)
 		}
@@ -221,8 +246,27 @@ func (p *Patcher) Patch(ctx context.Context, c client.Client, obj client.Object,
 		return true, nil
 	}
 	rv := u.GetResourceVersion()
-	obj.SetResourceVersion(rv)
 	basedOn := p.resourceVersion
+	if takeOver {
+		// The response is the object as stored, with every manager's
+		// entries: no read needed to see what the apply left.
+		if stored := u.Object["status"]; len(unwanted(stored, after)) > 0 {
+			drop := unwanted(stored, after)
+			// Still there after the apply: another manager owns them.
+			if uid := u.GetUID(); uid != "" {
+				writes.put(lastWrite{uid: uid, resourceVersion: rv, older: olderThan(uid, basedOn), status: after})
+				basedOn = rv
+			}
+			removed, err := removeConditions(ctx, c, gvk, obj, conditionTypes(stored), drop, patchOpts...)
+			if err != nil {
+				return false, err
+			}
+			if removed != nil {
+				rv = removed.GetResourceVersion()
+			}
+		}
+	}
+	obj.SetResourceVersion(rv)
 	p.before, p.converted, p.resourceVersion, p.wrote = after, true, rv, true
 	if f, st, ok := typedField(obj); ok && st.copy != nil && p.typed.IsValid() {
 		// The snapshot is what was sent, typed again, so that Unchanged
