@@ -37,7 +37,8 @@ import (
 // server does not serve, a namespace where the kind has none or none where
 // it needs one) are errors of Kind Invalid and send no apply request. A
 // field-manager conflict is an error of Kind Invalid whose chain holds a
-// [*ConflictError] naming the fields and their managers.
+// [*ConflictError] naming the fields and their managers; it is terminal
+// (koperrors.IsTerminal): see ConflictError.
 //
 // The options are controller-runtime's: the apply is made as the Applier's
 // field owner unless client.FieldOwner names another, forces ownership
