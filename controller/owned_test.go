@@ -24,7 +24,9 @@ import (
 func TestLoopRemovesAStalledSomeoneElseWrote(t *testing.T) {
 	ns := cluster.Namespace(t)
 	run(t, kopcontroller.New[*widget.Widget]("owned-conditions", reconciler.Func[*widget.Widget](
-		func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) { return reconciler.Done(), nil })).
+		func(context.Context, *widget.Widget, *reconciler.Env) (reconciler.Action, error) {
+			return reconciler.Done(), nil
+		})).
 		Config(cluster.Config).Scheme(scheme).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
 	w := createWidget(t, ns, "edited", ns)
 	eventually(t, 30*time.Second, "Ready", func() error {

@@ -75,12 +75,12 @@ func removalPatch(stored []string, drop []string) []byte {
 		Value any    `json:"value,omitempty"`
 	}
 	var ops []op
-	for i := len(stored) - 1; i >= 0; i-- {
-		if !slices.Contains(drop, stored[i]) {
+	for i, typ := range slices.Backward(stored) {
+		if !slices.Contains(drop, typ) {
 			continue
 		}
 		path := fmt.Sprintf("/status/conditions/%d", i)
-		ops = append(ops, op{Op: "test", Path: path + "/type", Value: stored[i]}, op{Op: "remove", Path: path})
+		ops = append(ops, op{Op: "test", Path: path + "/type", Value: typ}, op{Op: "remove", Path: path})
 	}
 	if len(ops) == 0 {
 		return nil

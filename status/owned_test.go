@@ -60,12 +60,14 @@ func TestOwnedConditionsWhoeverWroteThem(t *testing.T) {
 	synced := condition("Synced", "True", "Synced", "in sync with the upstream")
 	tests := map[string]func(t *testing.T, w *widget.Widget){
 		"kubectl edit adds Stalled": func(t *testing.T, w *widget.Widget) {
+			t.Helper()
 			reconcileWith(t, w, nil) // kopgo wrote Ready=True first
 			writeAs(t, w, "kubectl-edit", func(cur *widget.Widget) {
 				cur.Status.Conditions = append(cur.Status.Conditions, condition("Stalled", "True", "Edited", "by hand"))
 			})
 		},
 		"an operator's Status().Update wrote the whole status": func(t *testing.T, w *widget.Widget) {
+			t.Helper()
 			writeAs(t, w, "cronjob-operator", func(cur *widget.Widget) {
 				cur.Status.Conditions = append(cur.Status.Conditions, // next to Synced
 					condition("Ready", "False", "Failed", "old operator"),
@@ -73,6 +75,7 @@ func TestOwnedConditionsWhoeverWroteThem(t *testing.T) {
 			})
 		},
 		"an operator's Stalled, taken over by kopgo's own": func(t *testing.T, w *widget.Widget) {
+			t.Helper()
 			writeAs(t, w, "cronjob-operator", func(cur *widget.Widget) {
 				cur.Status.Conditions = append(cur.Status.Conditions, condition("Stalled", "True", "Failed", "old operator"))
 			})
@@ -81,6 +84,7 @@ func TestOwnedConditionsWhoeverWroteThem(t *testing.T) {
 			reconcileWith(t, w, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: too large")))
 		},
 		"kubectl edit changes kopgo's own Stalled": func(t *testing.T, w *widget.Widget) {
+			t.Helper()
 			reconcileWith(t, w, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "spec.size: too large")))
 			writeAs(t, w, "kubectl-edit", func(cur *widget.Widget) {
 				status.Get(cur, status.Stalled).Message = "edited by hand"
