@@ -186,49 +186,34 @@
 //
 // # What wakes an object
 //
-// Every watch event and every requeue reaches the queue: none is dropped
-// on a guess about who wrote what (after a watch relists, several changes
-// arrive as one update, so an event that looks like the echo of one's own
-// write may carry someone else's change). Whether a wake-up runs the
-// reconciler is decided from the object's state, when it is about to run:
+// Every watch event and requeue reaches the queue: none is dropped on a
+// guess about who wrote what (after a relist, someone else's change can
+// arrive merged with the echo of ours). A wake-up runs the reconciler when:
 //
-//   - It runs when the object changed since the last Reconcile or Cleanup
-//     acted on it: its generation (the spec), its labels or annotations,
-//     its deletion, the loop's finalizer (and, for kinds without
-//     metadata.generation or under the user's own event filter, any new
-//     resourceVersion). The reconcile's own writes to its object through
-//     Env.Client (an annotation that records an external ID, say) are
-//     folded into what it acted on, so their echoes do not run it again;
-//     someone else's change merged into the same update still does.
-//   - It runs on news: an event of a child other than the state the
-//     parent's reconcile got back from Env.Applier, of an object watched
-//     with Watch or named through References, a deletion, and any watch
-//     added through WithWatches.
-//   - It runs when a requeue that was asked for is due: a RequeueAfter,
-//     the backoff after a failure, the Stalled retry, the informers'
-//     periodic resync.
-//   - Anything else (the echo of the loop's own finalizer patch or status
-//     write, of an own annotation, of a child's own apply) runs nothing:
-//     no call of the reconciler, no write, no external call. It is counted
-//     in kopgo_reconcile_skipped_total{controller,reason="nothing_new"}.
+//   - the object changed since the last Reconcile or Cleanup acted on it:
+//     generation, labels, annotations, deletion, the loop's finalizer (any
+//     new resourceVersion for kinds without metadata.generation or under
+//     the user's own event filter). The reconcile's own writes to its
+//     object through Env.Client are folded into what it acted on;
+//   - news came: a child's event other than the state the parent's
+//     reconcile got back from Env.Applier, an object watched with Watch or
+//     named through References, a deletion, any watch added through
+//     WithWatches;
+//   - a requeue is due: RequeueAfter, the backoff, the Stalled retry, the
+//     informers' resync.
 //
-// Delays belong to the object, not to the event that arrives: a wake-up
-// with nothing new during a backoff or before a RequeueAfter runs
-// nothing and keeps the schedule (reason "not_due"); a change by someone
-// else (spec, labels, deletion, a child, a referenced object) runs at
-// once. A delay the error itself carried (a provider's Retry-After,
-// [koperrors.RetryAfterOf]) holds for every wake-up, changes included
-// (reason "retry_after"): the system asked not to be called before then.
-// So a new object is reconciled once, a delay returned with a failure is
-// the delay until the next try, and an object refused terminally is tried
-// once per change.
+// Anything else (the echo of the loop's finalizer patch or status write,
+// of an own annotation, of a child's own apply) runs nothing, and cuts no
+// backoff or RequeueAfter short; kopgo_reconcile_skipped_total counts it
+// (reason "nothing_new" or "not_due"). A delay the error itself carried
+// (a provider's Retry-After, [koperrors.RetryAfterOf]) holds for every
+// wake-up, changes included (reason "retry_after").
 //
-// Children: the state a reconcile got back from Env.Applier (same UID,
-// same resourceVersion) is taken as seen, so read a child's state from the
-// apply's Result (Result.Into), not from the cache before applying. This
-// holds for the kinds the controller watches with Owns. [Sync] observes
-// its children in the cache instead, so the events of its own applies
-// run it again, and the next call observes what was written.
+// Children: the state a reconcile got back from Env.Applier (same UID and
+// resourceVersion) is taken as seen, so read a child's state from the
+// apply's Result (Result.Into), not from the cache. This holds for the
+// kinds watched with Owns. [Sync] observes its children in the cache
+// instead, so the events of its own applies run it again.
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler
