@@ -212,8 +212,7 @@
 // Children: the state a reconcile got back from Env.Applier (same UID and
 // resourceVersion) is taken as seen, so read a child's state from the
 // apply's Result (Result.Into), not from the cache. This holds for the
-// kinds watched with Owns. [Sync] observes its children in the cache
-// instead, so the events of its own applies run it again.
+// kinds watched with Owns, and for [Sync]'s children (see "Sync: cost").
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler
@@ -424,6 +423,20 @@
 // Pruning deletes the observed children it already holds (gc.Delete): no
 // second list, no second informer. Unstructured child kinds are read live
 // unless the manager's client caches unstructured objects.
+//
+// A change costs one reconcile. When a reconcile wrote children, Sync calls
+// the sync function a second time in the same reconcile, with the observed
+// children as the API server returned them from the applies (and without
+// those it pruned), applies what that call returns (unchanged children
+// cost nothing) and writes the parent's status once, from the second
+// call. The watch events of the first call's applies are then taken as
+// seen and wake nothing; a later change of a child (a Deployment's status,
+// someone's edit, a deletion) wakes the parent as usual, and so do the
+// events of whatever the second call wrote or pruned. So the sync function
+// sees the children it wrote without waiting for their events, the parent
+// gets one status write instead of two, and a sync function must be a
+// function of the parent's spec and its children: it may run twice in one
+// reconcile, the second time on the parent as the first call left it.
 //
 // # Sync: design
 //

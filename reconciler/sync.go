@@ -56,7 +56,10 @@ import (
 //  5. when every desired child is in place, deletes the observed children
 //     (labelled and controlled by this parent, nothing else) that are no
 //     longer desired, with gc.Delete;
-//  6. records at most one Event on the parent, naming the children it
+//  6. when it wrote a child, calls fn again with the children as the API
+//     server returned them and repeats 3 to 5 for what it returns (see
+//     "Sync: cost");
+//  7. records at most one Event on the parent, naming the children it
 //     created, adopted, updated, recreated and deleted, and, unless fn set
 //     the parent's conditions itself, summarises the children's readiness
 //     into them (see "Readiness").
@@ -153,40 +156,32 @@ type childKind struct {
 // Reconcile implements [Reconciler]: it lists, syncs, applies and prunes as
 // [Sync] describes.
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, error) {
-	// The sync function observes the children in the cache, not what
-	// this reconcile applies: the watch events of Sync's own writes must
-	// reconcile the parent again, so that the next call observes them
-	// (kopgo's loop drops the events of writes a reconcile accounted for).
-	ctx = writelog.Without(ctx)
 	po := kopmeta.RefOf(parent)
-	fail := func(err error) error { return koperrors.Wrap(err, "sync", po) }
 	kinds, labelKey, observed, byRef, err := s.observeAll(ctx, parent, env)
 	if err != nil {
-		return Done(), fail(err)
+		return Done(), koperrors.Wrap(err, "sync", po)
 	}
-	setter, hasStatus := any(parent).(status.Setter)
-	desired, action, err := s.fn(ctx, parent, observed)
+	// The first pass's applies are recorded as seen (their watch events
+	// wake nothing): when it wrote, the sync function is called once more
+	// with the children as the API server returned them, which is what
+	// those events would have shown it.
+	r, action, err := s.pass(ctx, parent, env, kinds, labelKey, observed, byRef)
 	if err != nil {
-		// The user's error as is: its message lands in the parent's own
-		// status, where "sync <parent>:" would only repeat the object.
 		return action, err
 	}
-	children, err := s.prepare(parent, env.Scheme, kinds, labelKey, desired)
-	if err != nil {
-		return action, fail(err)
-	}
-
-	r := newSyncRun(s, parent, env, kinds, labelKey, byRef)
-	for _, c := range children {
-		r.sync(ctx, c)
-	}
-	if len(r.errs) == 0 && len(r.refusals) == 0 && len(r.unwritten) == 0 && len(r.waits) == 0 {
-		// Keep the children that are going away until their replacements
-		// are in place: a rename that fails to apply must not leave nothing.
-		r.prune(ctx, children)
+	if r.settled() && len(r.applied) > 0 {
+		observed, byRef = r.afterwards(kinds)
+		// What the second pass writes, the sync function has not seen:
+		// its events wake the parent again.
+		first := r
+		r, action, err = s.pass(writelog.Without(ctx), parent, env, kinds, labelKey, observed, byRef)
+		if err != nil {
+			return action, err
+		}
+		r.follow(first)
 	}
 	r.recordEvent()
-	if hasStatus && !reportedProgress(setter) {
+	if setter, ok := any(parent).(status.Setter); ok && !reportedProgress(setter) {
 		r.summarise(setter)
 	}
 	if r.requeue > 0 {
@@ -195,9 +190,36 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 		}
 	}
 	if errs := slices.Concat(r.errs, r.refusals, r.heldBack()); len(errs) > 0 {
-		return action, fail(errors.Join(errs...))
+		return action, koperrors.Wrap(errors.Join(errs...), "sync", po)
 	}
 	return action, nil
+}
+
+// pass calls the sync function on observed and brings the children to
+// what it returns: it applies them and, when every one is in place,
+// prunes the observed children no longer returned. An error of the sync
+// function is returned as is (its message lands in the parent's own
+// status, where "sync <parent>:" would only repeat the object), and one of
+// preparing the children wrapped.
+func (s *Syncer[T]) pass(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string, observed Children, byRef map[kopmeta.ObjectRef]client.Object) (*syncRun[T], Action, error) {
+	desired, action, err := s.fn(ctx, parent, observed)
+	if err != nil {
+		return nil, action, err
+	}
+	children, err := s.prepare(parent, env.Scheme, kinds, labelKey, desired)
+	if err != nil {
+		return nil, action, koperrors.Wrap(err, "sync", kopmeta.RefOf(parent))
+	}
+	r := newSyncRun(s, parent, env, kinds, labelKey, byRef)
+	for _, c := range children {
+		r.sync(ctx, c)
+	}
+	if r.settled() {
+		// Keep the children that are going away until their replacements
+		// are in place: a rename that fails to apply must not leave nothing.
+		r.prune(ctx, children)
+	}
+	return r, action, nil
 }
 
 // Observe returns parent's observed children: the objects of the declared

@@ -34,10 +34,8 @@ type preparedChild struct {
 // applied unless every child passes.
 func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind, labelKey string, desired []client.Object) ([]preparedChild, error) {
 	byGK := make(map[schema.GroupKind]childKind, len(kinds))
-	declared := make([]string, 0, len(kinds))
 	for _, k := range kinds {
 		byGK[k.gvk.GroupKind()] = k
-		declared = append(declared, k.gvk.GroupKind().String())
 	}
 	seen := sets.New[kopmeta.ObjectRef]()
 	out := make([]preparedChild, 0, len(desired))
@@ -54,6 +52,10 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		name := kopmeta.ObjectRef{Group: gvk.Group, Kind: gvk.Kind, Namespace: child.GetNamespace(), Name: child.GetName()}
 		k, ok := byGK[gvk.GroupKind()]
 		if !ok {
+			declared := make([]string, 0, len(kinds))
+			for _, k := range kinds {
+				declared = append(declared, k.gvk.GroupKind().String())
+			}
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
 				"desired child %s: kind %s is not among the declared child kinds (%s); add it to Sync's childKinds",
 				name, gvk.GroupKind(), strings.Join(declared, ", ")))
@@ -87,22 +89,21 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		}
 		out = append(out, preparedChild{obj: child, ref: ref, kind: k, opts: opts})
 	}
-	if err := resolveDependencies(parent, scheme, byGK, out); err != nil {
+	if err := resolveDependencies(parent, scheme, byGK, out, seen); err != nil {
 		return nil, err
+	}
+	if !slices.ContainsFunc(out, func(c preparedChild) bool { return len(c.deps) > 0 }) {
+		return out, nil // the sync function's order
 	}
 	return dependencyOrder(out)
 }
 
 // resolveDependencies turns each child's DependsOn objects into refs of
-// other desired children. A child in a namespace that is itself a desired
+// other desired children (want: the refs of all of them). A child in a namespace that is itself a desired
 // child depends on that Namespace without saying so: it is not written
 // until the Namespace is the parent's and ready, so never into a namespace
 // someone else holds or one being deleted.
-func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild) error {
-	want := sets.New[kopmeta.ObjectRef]()
-	for _, c := range children {
-		want.Insert(c.ref)
-	}
+func resolveDependencies(parent client.Object, scheme *runtime.Scheme, byGK map[schema.GroupKind]childKind, children []preparedChild, want sets.Set[kopmeta.ObjectRef]) error {
 	for i := range children {
 		c := &children[i]
 		if ns := namespaceRef(c.ref.Namespace); c.ref.Namespace != "" && want.Has(ns) {

@@ -62,16 +62,20 @@ type syncRun[T client.Object] struct {
 	changes     map[string][]string // verb -> children
 	readyMsgs   []string            // what each current child's readiness says
 	failedFinal bool                // a failed child that nothing retries
-	// kindDefaults are the declared kinds' options, for pruning.
-	kindDefaults map[schema.GroupKind]ChildOptions
-	errs         []error
-	refusals     []error
+	// kinds are the declared kinds (their options, for pruning).
+	kinds    []childKind
+	errs     []error
+	refusals []error
 	// refused are the desired children Sync refused (taken names), and
 	// unwritten the children not written because they depend on one,
 	// such as children in a Namespace that is someone else's.
 	refused   sets.Set[kopmeta.ObjectRef]
 	unwritten map[kopmeta.ObjectRef][]kopmeta.ObjectRef // refused child -> children held back
 	requeue   time.Duration
+	// applied are the children this run wrote, as the API server returned
+	// them, and gone the observed children it deleted (or asked to).
+	applied map[kopmeta.ObjectRef]appliedChild
+	gone    sets.Set[kopmeta.ObjectRef]
 }
 
 func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
@@ -80,15 +84,14 @@ func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []child
 		// Sync decides adoption of the objects it sees itself (sync), so
 		// the Applier need not refuse an orphan Sync chose to adopt; for
 		// a child it did not see, create lets the Applier check.
-		applyOpts:    append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
-		ready:        map[kopmeta.ObjectRef]bool{},
-		refused:      sets.New[kopmeta.ObjectRef](),
-		unwritten:    map[kopmeta.ObjectRef][]kopmeta.ObjectRef{},
-		changes:      map[string][]string{},
-		kindDefaults: make(map[schema.GroupKind]ChildOptions, len(kinds)),
-	}
-	for _, k := range kinds {
-		r.kindDefaults[k.gvk.GroupKind()] = k.defaults
+		applyOpts: append([]client.ApplyOption{apply.Force(true), apply.AdoptOrphans(true)}, s.opts.Apply...),
+		ready:     map[kopmeta.ObjectRef]bool{},
+		refused:   sets.New[kopmeta.ObjectRef](),
+		unwritten: map[kopmeta.ObjectRef][]kopmeta.ObjectRef{},
+		changes:   map[string][]string{},
+		applied:   map[kopmeta.ObjectRef]appliedChild{},
+		gone:      sets.New[kopmeta.ObjectRef](),
+		kinds:     kinds,
 	}
 	r.fieldOwner = (&client.ApplyOptions{FieldManager: env.Applier.FieldOwner()}).ApplyOptions(r.applyOpts).FieldManager
 	r.parentGVK, _ = apiutil.GVKForObject(parent, env.Scheme) // known: setup derived the label from it
@@ -283,8 +286,10 @@ func (r *syncRun[T]) create(ctx context.Context, c preparedChild) {
 	switch res.Outcome {
 	case apply.Created:
 		r.changed(verbCreated, c.ref)
+		r.applied[c.ref] = appliedChild{kind: c.kind, res: res}
 	case apply.Updated:
 		r.changed(verbUpdated, c.ref)
+		r.applied[c.ref] = appliedChild{kind: c.kind, res: res}
 	}
 	r.current(c, res.Object())
 }
@@ -340,6 +345,7 @@ func (r *syncRun[T]) update(ctx context.Context, c preparedChild, existing clien
 		return
 	}
 	r.changed(verb, c.ref)
+	r.applied[c.ref] = appliedChild{kind: c.kind, res: res}
 	r.current(c, res.Object())
 }
 
@@ -424,9 +430,13 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 	}
 	logger := log.FromContext(ctx)
 	for _, gk := range order {
-		opts := append(slices.Clone(r.s.opts.Prune), r.kindDefaults[gk].Delete...)
+		opts := slices.Clone(r.s.opts.Prune)
+		if i := slices.IndexFunc(r.kinds, func(k childKind) bool { return k.gvk.GroupKind() == gk }); i >= 0 {
+			opts = append(opts, r.kinds[i].defaults.Delete...)
+		}
 		res, err := gc.Delete(ctx, r.env.Client, byKind[gk], opts...)
 		for _, d := range res.Deleted {
+			r.gone.Insert(d)
 			if obj, ok := r.observed[d]; ok {
 				r.env.Applier.Forget(obj)
 			}
@@ -434,6 +444,7 @@ func (r *syncRun[T]) prune(ctx context.Context, desired []preparedChild) {
 			r.changes[verbDeleted] = append(r.changes[verbDeleted], d.String())
 		}
 		for _, st := range res.Stuck {
+			r.gone.Insert(st.ObjectRef)
 			logger.Info("Child no longer desired waits on finalizers", "child", st.String(), "finalizers", st.Finalizers)
 		}
 		if err != nil {
