@@ -122,8 +122,10 @@
 // POST AlreadyExists, any other 409 and a 412 (a stale ETag) Conflict,
 // retried at once, and either with Retry-After Unavailable; 408 and 504
 // Timeout; 425, 429 and other 5xx Unavailable; a redirect that reached
-// the caller (a 3xx, not followed) Invalid and terminal with reason
-// "Redirected", naming its Location; other 4xx Invalid and terminal. The
+// the caller (a 3xx, not followed), or a 301 or 302 after which
+// net/http's Client sent the caller's write again as a GET, Invalid and
+// terminal with reason "Redirected", naming its Location; other 4xx
+// Invalid and terminal. The
 // full table, with the reasons and why each row is what it is, is on
 // [FromHTTP]. kopgo's loop retries such a failure no sooner than its
 // delay, unless the reconciler returned a delay of its own with it

@@ -34,7 +34,8 @@ func (h *httpError) retryAfter() time.Duration { return h.delay }
 // (a cloud provider's or a DNS service's API) into an [*Error], so that
 // kopgo's loop and status.Finish treat it as they treat the API server's
 // errors. It returns nil for a success: a status 1xx or 2xx, and a 304 Not
-// Modified to a conditional request (see below).
+// Modified to a conditional request (see below), unless the answer is to
+// a GET that net/http's Client sent in place of the caller's write.
 //
 // # The table
 //
@@ -42,31 +43,38 @@ func (h *httpError) retryAfter() time.Duration { return h.delay }
 // the response's Retry-After); some statuses are [Terminal] (a verdict
 // that retrying the same request cannot change). "RA" is a Retry-After
 // header that parses (delta-seconds or an HTTP-date; 0 and a date in the
-// past count, as a delay of 0):
+// past count, as a delay of 0). The first row that matches, top to
+// bottom, applies:
 //
-//	status                 Kind           terminal  reason ([ReasonOf])
-//	1xx, 2xx               nil
-//	304, conditional GET   nil (If-None-Match or If-Modified-Since sent, or resp.Request unknown)
-//	304, otherwise         Invalid        yes       Invalid
-//	other 3xx              Invalid        yes       Redirected
-//	401                    Forbidden      yes       Unauthorized
-//	403 with RA            Unavailable    no        Unavailable
-//	403                    Forbidden      yes       Forbidden
-//	404, 410               NotFound       no        NotFound
-//	408                    Timeout        no        Timeout
-//	409, 412 with RA       Unavailable    no        Unavailable
-//	409 to a POST          AlreadyExists  no        AlreadyExists
-//	409, 412 otherwise     Conflict       no        Conflict
-//	425, 429               Unavailable    no        Unavailable
-//	other 4xx              Invalid        yes       Invalid     (400, 405, 422, 428, ...)
-//	504                    Timeout        no        Timeout
-//	other 5xx              Unavailable    no        Unavailable (500, 502, 503, ...)
-//	anything else          Internal       no        Internal
+//	status                         Kind           terminal  reason ([ReasonOf])  delay
+//	a write re-sent as a GET       Invalid        yes       Redirected           none
+//	1xx, 2xx                       nil
+//	304 to a conditional request   nil
+//	304 otherwise                  Invalid        yes       Invalid              RA
+//	other 3xx                      Invalid        yes       Redirected           RA
+//	401                            Forbidden      yes       Unauthorized         RA
+//	403 with RA                    Unavailable    no        Unavailable          RA
+//	403                            Forbidden      yes       Forbidden            none
+//	404, 410                       NotFound       no        NotFound             RA
+//	408                            Timeout        no        Timeout              RA
+//	409, 412 with RA               Unavailable    no        Unavailable          RA
+//	409 to a POST                  AlreadyExists  no        AlreadyExists        none
+//	409, 412 otherwise             Conflict       no        Conflict             none
+//	425, 429                       Unavailable    no        Unavailable          RA
+//	other 4xx (400, 405, 422, ...) Invalid        yes       Invalid              RA
+//	504                            Timeout        no        Timeout              RA
+//	other 5xx (500, 502, 503, ...) Unavailable    no        Unavailable          RA
+//	anything else                  Internal       no        Internal             RA
 //
-// The delay is the Retry-After, on whatever status it comes with, at most
-// an hour, and 0 (none) without one. [RetryAfterOf] reports it, and
-// kopgo's loop retries the failure no sooner, whatever wakes the object;
-// a terminal failure is looked at again no sooner than the delay either.
+// "A write re-sent as a GET" is an answer, of any status, to the GET that
+// net/http's Client sent in place of a POST, PUT, PATCH or DELETE after a
+// 301 or 302; "a conditional request" is one that sent If-None-Match or
+// If-Modified-Since, or an unknown one (resp.Request nil).
+//
+// The delay, which [RetryAfterOf] reports, is the Retry-After on whatever
+// status it comes with, at most an hour, and none without one. kopgo's
+// loop retries the failure no sooner, whatever wakes the object; a
+// terminal failure is looked at again no sooner than the delay either.
 // A Retry-After that does not parse is ignored. An HTTP-date is measured
 // from the response's Date header, else from the local clock.
 //
@@ -81,7 +89,13 @@ func (h *httpError) retryAfter() time.Duration { return h.delay }
 // asking again gets the same answer until the endpoint is fixed (an
 // http:// URL the system moves to https://, an API version it moved), so
 // it is terminal, and the message names the Location (scheme, host and
-// path; no credentials, query or fragment).
+// path; no credentials, query or fragment). The Client does follow a 301
+// or 302 to a POST, PUT, PATCH or DELETE, but as a GET without the body
+// (as browsers do): whatever the answer to that GET, the write was never
+// carried out, so FromHTTP reports the redirect the same way, found
+// through resp.Request.Response ("redirect to ... followed as a GET: the
+// POST was not carried out"). A 303 See Other to a write is followed as a
+// GET by design (it points at the write's result) and is a success.
 //
 // A 304 answers a conditional GET: "your copy is current". net/http's
 // Client never makes a request conditional by itself, so a 304 is the
@@ -124,13 +138,17 @@ func FromHTTP(resp *http.Response) error {
 	if resp == nil {
 		return Errorf(Internal, "no HTTP response")
 	}
+	if hop := rewritten(resp.Request); hop != nil {
+		msg := httpMessage(hop, "redirect to "+location(hop)+" followed as a GET: the "+hop.Request.Method+" was not carried out", nil)
+		return &Error{Kind: Invalid, Err: &terminalError{err: &httpError{msg: msg, reason: "Redirected"}}}
+	}
 	code := resp.StatusCode
 	if code >= 100 && code < 300 || code == http.StatusNotModified && conditional(resp.Request) {
 		return nil
 	}
 	delay, hasDelay := retryAfterHeader(resp.Header)
 	kind, terminal, reason := classifyHTTP(code, method(resp.Request), hasDelay)
-	he := &httpError{msg: httpMessage(resp), reason: reason, delay: delay}
+	he := &httpError{msg: httpMessage(resp, statusDetail(resp), resp.Body), reason: reason, delay: delay}
 	var cause error = he
 	if terminal {
 		cause = &terminalError{err: he}
@@ -192,8 +210,9 @@ func conditional(req *http.Request) bool {
 	return req == nil || req.Header.Get("If-None-Match") != "" || req.Header.Get("If-Modified-Since") != ""
 }
 
-// httpMessage is "host METHOD /path: 429 Too Many Requests: body start".
-func httpMessage(resp *http.Response) string {
+// httpMessage is "host METHOD /path: 429 Too Many Requests: detail: body
+// start", without the parts that are empty.
+func httpMessage(resp *http.Response, detail string, body io.Reader) string {
 	var b strings.Builder
 	if req := resp.Request; req != nil {
 		if req.URL != nil && req.URL.Host != "" {
@@ -215,11 +234,11 @@ func httpMessage(resp *http.Response) string {
 	if text := http.StatusText(resp.StatusCode); text != "" {
 		b.WriteString(" " + text)
 	}
-	if detail := statusDetail(resp); detail != "" {
+	if detail != "" {
 		b.WriteString(": " + detail)
 	}
-	if body := bodyStart(resp.Body); body != "" {
-		b.WriteString(": " + body)
+	if start := bodyStart(body); start != "" {
+		b.WriteString(": " + start)
 	}
 	return b.String()
 }
@@ -235,15 +254,46 @@ func statusDetail(resp *http.Response) string {
 	case code < 300 || code >= 400:
 		return ""
 	}
-	loc, err := resp.Location()
-	switch {
-	case stderrors.Is(err, http.ErrNoLocation):
+	if _, err := resp.Location(); stderrors.Is(err, http.ErrNoLocation) {
 		return "redirect without a Location"
-	case err != nil:
-		return "redirect to an unparsable Location not followed"
+	}
+	return "redirect to " + location(resp) + " not followed"
+}
+
+// location is where the redirect resp points, resolved against its
+// request's URL: scheme, host and path, without credentials, query or
+// fragment; "an unparsable Location" when it does not parse.
+func location(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return "an unparsable Location"
 	}
 	shown := url.URL{Scheme: loc.Scheme, Host: loc.Host, Path: loc.Path, RawPath: loc.RawPath}
-	return "redirect to " + shown.String() + " not followed"
+	return shown.String()
+}
+
+// maxRedirects bounds the walk back through the redirects that led to a
+// request: net/http's Client follows at most 10.
+const maxRedirects = 20
+
+// rewritten returns the redirect answer upon which net/http's Client sent
+// the caller's write (a method other than GET and HEAD) again as a GET: a
+// 301 or 302 (a 303 does so by design: it points at the write's result).
+// The answer to that GET is not the write's, which was never carried out.
+// nil when req was not reached that way.
+func rewritten(req *http.Request) *http.Response {
+	for range maxRedirects {
+		if req == nil || req.Response == nil {
+			return nil
+		}
+		hop := req.Response
+		if (hop.StatusCode == http.StatusMovedPermanently || hop.StatusCode == http.StatusFound) &&
+			hop.Request != nil && method(hop.Request) != http.MethodGet && hop.Request.Method != http.MethodHead {
+			return hop
+		}
+		req = hop.Request
+	}
+	return nil
 }
 
 // bodyStart reads at most maxBody bytes of body and returns them as one

@@ -471,3 +471,74 @@ func TestFromHTTPRealSemantics(t *testing.T) {
 		}
 	})
 }
+
+// net/http's Client follows a 301 or 302 to a POST, PUT, PATCH or DELETE
+// by sending a GET (a 303 too, which is meant so): the answer is then to
+// that GET, and the caller's write was never carried out.
+func TestFromHTTPRedirectThatDroppedTheWrite(t *testing.T) {
+	var writes int
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
+		code := http.StatusMovedPermanently
+		if r.URL.Query().Get("code") != "" {
+			code, _ = strconv.Atoi(r.URL.Query().Get("code"))
+		}
+		http.Redirect(w, r, "/v2/"+strings.TrimPrefix(r.URL.Path, "/v1/")+"?sig=s3cr3t", code)
+	})
+	mux.HandleFunc("GET /v2/", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, `{"records":[]}`) })
+	mux.HandleFunc("/v2/", func(w http.ResponseWriter, _ *http.Request) { writes++; w.WriteHeader(http.StatusNoContent) })
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	tests := []struct {
+		method, query string
+		want          string // "": nil
+	}{
+		{http.MethodPost, "", host + " POST /v1/records: 301 Moved Permanently: redirect to http://" + host + "/v2/records followed as a GET: the POST was not carried out"},
+		{http.MethodPost, "?code=302", host + " POST /v1/records: 302 Found: redirect to http://" + host + "/v2/records followed as a GET: the POST was not carried out"},
+		{http.MethodDelete, "", host + " DELETE /v1/records: 301 Moved Permanently: redirect to http://" + host + "/v2/records followed as a GET: the DELETE was not carried out"},
+		{http.MethodPut, "?code=302", host + " PUT /v1/records: 302 Found: redirect to http://" + host + "/v2/records followed as a GET: the PUT was not carried out"},
+		{http.MethodPost, "?code=303", ""}, // See Other: the POST's result is over there
+		{http.MethodGet, "", ""},
+		{http.MethodHead, "?code=302", ""},
+		{http.MethodPost, "?code=307", ""}, // followed as a POST
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+tt.query, func(t *testing.T) {
+			writes = 0
+			req, err := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+"/v1/records"+tt.query, strings.NewReader("{}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			err = koperrors.FromHTTP(resp)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("FromHTTP = %v, want nil", err)
+			case tt.want == "":
+			case err == nil || err.Error() != tt.want:
+				t.Errorf("FromHTTP = %v, want %q", err, tt.want)
+			case !koperrors.IsTerminal(err) || koperrors.ReasonOf(err) != "Redirected" || koperrors.KindOf(err) != koperrors.Invalid:
+				t.Errorf("FromHTTP = %s, terminal %v, reason %s; want Invalid, terminal, Redirected",
+					koperrors.KindOf(err), koperrors.IsTerminal(err), koperrors.ReasonOf(err))
+			}
+			if tt.method == http.MethodPost && tt.query == "?code=307" && writes != 1 {
+				t.Errorf("%d writes at /v2/, want 1", writes)
+			}
+		})
+	}
+}
+
+// A hand-built chain of redirects that loops back on itself ends.
+func TestFromHTTPRedirectChainLoop(t *testing.T) {
+	req := &http.Request{Method: http.MethodGet, URL: &url.URL{Scheme: "https", Host: "dns.example", Path: "/v1/records"}}
+	req.Response = &http.Response{StatusCode: http.StatusTemporaryRedirect, Request: req}
+	if err := koperrors.FromHTTP(&http.Response{StatusCode: http.StatusOK, Request: req}); err != nil {
+		t.Errorf("FromHTTP = %v, want nil", err)
+	}
+}
