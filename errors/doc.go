@@ -119,17 +119,17 @@
 // response's Retry-After as its delay, which [RetryAfterOf] reports. In
 // short: 401 and 403 are Forbidden and terminal, but a 403 with
 // Retry-After (a quota) is Unavailable; 404 and 410 NotFound; a 409 to a
-// POST AlreadyExists, any other 409 and a 412 (a stale ETag) Conflict,
+// POST AlreadyExists; any other 409 and a 412 (a stale ETag) Conflict,
 // retried at once, and either with Retry-After Unavailable; 408 and 504
-// Timeout; 425, 429 and other 5xx Unavailable; a redirect that reached
-// the caller (a 3xx, not followed), or a 301 or 302 after which
-// net/http's Client sent the caller's write again as a GET, Invalid and
-// terminal with reason "Redirected", naming its Location; other 4xx
-// Invalid and terminal. The
-// full table, with the reasons and why each row is what it is, is on
-// [FromHTTP]. kopgo's loop retries such a failure no sooner than its
-// delay, unless the reconciler returned a delay of its own with it
-// (reconciler.RequeueAfter(d), err):
+// Timeout; 425, 429 and other 5xx Unavailable; other 4xx Invalid and
+// terminal. A redirect is not a success: one that reached the caller (a
+// 3xx net/http's Client did not follow), and a 301 or 302 after which the
+// Client sent the caller's write again as a GET, are Invalid and terminal
+// with reason "Redirected", naming the Location; a 304 is a success only
+// for a conditional request. The full table, with the reasons, the delays
+// and why each row is what it is, is on [FromHTTP]. kopgo's loop retries
+// such a failure no sooner than its delay, unless the reconciler returned
+// a delay of its own with it (reconciler.RequeueAfter(d), err):
 //
 //	resp, err := c.http.Do(req)
 //	if err != nil {
