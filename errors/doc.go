@@ -115,13 +115,21 @@
 //
 // [FromHTTP] turns a failed response of a system outside Kubernetes (a
 // cloud provider, a DNS service) into an [*Error] with a Kind from its
-// status (401 and 403 Forbidden and terminal, 404 and 410 NotFound, 409
-// AlreadyExists, other 4xx but 408, 425 and 429 Invalid and terminal, 429
-// and 5xx Unavailable, 408 and 504 Timeout), a message that names the
-// host, method, path and status, and the response's Retry-After as its
-// delay, which [RetryAfterOf] reports. kopgo's loop retries such a failure
-// no sooner than that delay, unless the reconciler returned a delay of its
-// own with it (reconciler.RequeueAfter(d), err):
+// status, a message that names the host, method, path and status, and the
+// response's Retry-After as its delay, which [RetryAfterOf] reports. In
+// short: 401 and 403 are Forbidden and terminal, but a 403 with
+// Retry-After (a quota) is Unavailable; 404 and 410 NotFound; a 409 to a
+// POST AlreadyExists; any other 409 and a 412 (a stale ETag) Conflict,
+// retried at once, and either with Retry-After Unavailable; 408 and 504
+// Timeout; 425, 429 and other 5xx Unavailable; other 4xx Invalid and
+// terminal. A redirect is not a success: one that reached the caller (a
+// 3xx net/http's Client did not follow), and a 301 or 302 after which the
+// Client sent the caller's write again as a GET, are Invalid and terminal
+// with reason "Redirected", naming the Location; a 304 is a success only
+// for a conditional request. The full table, with the reasons, the delays
+// and why each row is what it is, is on [FromHTTP]. kopgo's loop retries
+// such a failure no sooner than its delay, unless the reconciler returned
+// a delay of its own with it (reconciler.RequeueAfter(d), err):
 //
 //	resp, err := c.http.Do(req)
 //	if err != nil {

@@ -81,10 +81,31 @@ func ExampleFromHTTP() {
 	resp.StatusCode, resp.Header, resp.Body = http.StatusUnauthorized, nil, http.NoBody
 	err = koperrors.FromHTTP(resp)
 	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err), koperrors.ReasonOf(err))
+
+	// A quota some clouds send as a 403 with Retry-After: retried after it.
+	resp.StatusCode, resp.Header = http.StatusForbidden, http.Header{"Retry-After": {"30"}}
+	err = koperrors.FromHTTP(resp)
+	delay, _ = koperrors.RetryAfterOf(err)
+	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err), delay)
+
+	// An update with a stale ETag (If-Match): an optimistic-lock conflict.
+	resp.StatusCode, resp.Header, resp.Request.Method = http.StatusPreconditionFailed, nil, http.MethodPut
+	err = koperrors.FromHTTP(resp)
+	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err))
+
+	// A redirect the client did not follow: the endpoint needs fixing.
+	resp.StatusCode, resp.Header, resp.Request.Method = http.StatusMovedPermanently, http.Header{"Location": {"https://api.example.com/v2/records"}}, http.MethodPost
+	err = koperrors.FromHTTP(resp)
+	fmt.Println(err)
+	fmt.Println(koperrors.KindOf(err), koperrors.IsTerminal(err), koperrors.ReasonOf(err))
 	// Output:
 	// dns.example.com POST /v1/records: 429 Too Many Requests: {"error": "rate limited"}
 	// Unavailable false Unavailable 30s true
 	// Forbidden true Unauthorized
+	// Unavailable false 30s
+	// Conflict false
+	// dns.example.com POST /v1/records: 301 Moved Permanently: redirect to https://api.example.com/v2/records not followed
+	// Invalid true Redirected
 }
 
 func ExampleWithReason() {
