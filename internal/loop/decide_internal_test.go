@@ -62,8 +62,9 @@ func TestClassifyHonoursTheErrorsReasonAndDelay(t *testing.T) {
 		{"marked with a reason", reconciler.Done(), koperrors.WithReason(limited, "RateLimited"), 0, "RateLimited", 2 * time.Second},
 		{"401: Stalled, reason Unauthorized", reconciler.Done(), httpFailure(http.StatusUnauthorized, ""), 0, "Unauthorized", 10 * time.Minute},
 		{"terminal with a reason", reconciler.Done(), koperrors.Terminal(koperrors.WithReason(errors.New("x"), "QuotaExceeded")), 0, "QuotaExceeded", 10 * time.Minute},
-		{"terminal with a delay past the Stalled retry", reconciler.Done(), httpFailure(http.StatusForbidden, "3600"), 0, "Forbidden", time.Hour},
-		{"terminal with a delay, RequeueAfter 1m: the reconciler's", reconciler.RequeueAfter(time.Minute), httpFailure(http.StatusForbidden, "3600"), 0, "Forbidden", time.Minute},
+		{"terminal with a delay past the Stalled retry", reconciler.Done(), httpFailure(http.StatusUnauthorized, "3600"), 0, "Unauthorized", time.Hour},
+		{"terminal with a delay, RequeueAfter 1m: the reconciler's", reconciler.RequeueAfter(time.Minute), httpFailure(http.StatusUnauthorized, "3600"), 0, "Unauthorized", time.Minute},
+		{"403 with Retry-After 30: a quota, waited for", reconciler.Done(), httpFailure(http.StatusForbidden, "30"), 0, "Unavailable", 30 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
