@@ -79,7 +79,11 @@ type watch struct {
 // controller-runtime refuses a second controller of the same name in one
 // process unless the manager's options say
 // config.Controller{SkipNameValidation: ptr.To(true)}: tests that start
-// several managers give each controller its own name, or set it.
+// several managers give each controller its own name, or set it. A test
+// that restarts an operator keeps its name (the field owner and the
+// finalizer come from it) and passes
+// ControllerOptions(controller.Options{SkipNameValidation: ptr.To(true)})
+// to the Builder, since Run's manager is not yours to configure.
 func New[T client.Object](name string, r reconciler.Reconciler[T]) *Builder[T] {
 	b := &Builder[T]{name: name, r: r, fieldOwner: name, healthPort: -1, metricsPort: -1, concurrency: defaultConcurrency}
 	if name == "" {

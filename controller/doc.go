@@ -97,8 +97,8 @@
 //
 // # What triggers a reconcile
 //
-// A change to the object (its spec, labels, annotations, finalizers, owner
-// references or deletion), to a child declared with Owns, to an object
+// A change to the object (its spec, labels, annotations, the controller's
+// own finalizer, or its deletion), to a child declared with Owns, to an object
 // watched with Watch or named by the object ([Builder.References]), and
 // the informers' periodic resync. An update that
 // changes only the object's status does not: the reconciler's own status
@@ -110,7 +110,10 @@
 // Predicates() with no argument drops it, for a reconciler that must react
 // to status written by someone else; then every new resourceVersion of
 // the object runs the reconciler, the echo of its own status write
-// included (one more call per change, which writes nothing).
+// included (one more call per change, which writes nothing). Other
+// controllers' finalizers and owner references, and metadata the API
+// server moves (managedFields), pass the filter but run nothing: the
+// object's state, not the event, decides (next paragraph).
 //
 // Every event that passes the filter reaches the queue; whether it runs
 // the reconciler is decided from the object's state (the reconciler

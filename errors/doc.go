@@ -139,4 +139,7 @@
 //	if err := koperrors.FromHTTP(resp); err != nil {
 //		return err // 429 with Retry-After: 30: Reconciling, retried in 30 s
 //	}
+//
+// A client that is not net/http (gRPC, a cloud SDK) marks its own error
+// with the delay it was told: [WithRetryAfter].
 package errors

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,4 +121,15 @@ func ExampleWithReason() {
 	// create zone: provider: 3 of 3 zones in use
 	// QuotaExceeded Invalid true
 	// Invalid
+}
+
+func ExampleWithRetryAfter() {
+	// A client that is not net/http (a gRPC or SDK call) was throttled and
+	// told when to come back.
+	throttled := koperrors.Errorf(koperrors.Unavailable, "zones API: rate exceeded")
+	err := koperrors.WithRetryAfter(throttled, 20*time.Second)
+	d, ok := koperrors.RetryAfterOf(fmt.Errorf("create zone: %w", err))
+	fmt.Println(d, ok, koperrors.KindOf(err), koperrors.IsTerminal(err))
+	// Output:
+	// 20s true Unavailable false
 }

@@ -26,7 +26,8 @@ type reasoner interface {
 }
 
 // delayer is an error that carries how long to wait before retrying: an
-// error from [FromHTTP] with a Retry-After header.
+// error from [FromHTTP] with a Retry-After header, or a [WithRetryAfter]
+// mark.
 type delayer interface {
 	error
 	retryAfter() time.Duration
@@ -67,6 +68,38 @@ func WithReason(err error, reason string) error {
 		reason = ""
 	}
 	return &reasonError{err: err, reason: reason}
+}
+
+// delayError marks err with a delay before it is worth retrying.
+type delayError struct {
+	err   error
+	delay time.Duration
+}
+
+func (d *delayError) Error() string             { return d.err.Error() }
+func (d *delayError) Unwrap() error             { return d.err }
+func (d *delayError) retryAfter() time.Duration { return d.delay }
+
+// WithRetryAfter marks err with the delay the system that refused asked
+// for: what [FromHTTP] takes from an HTTP Retry-After header, for a client
+// that is not net/http (a gRPC status with RetryInfo, a cloud SDK's
+// throttling error). [RetryAfterOf] returns it, and kopgo's loop retries
+// no sooner, against every wake-up of the object.
+//
+//	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+//		return reconciler.Done(), koperrors.WithRetryAfter(koperrors.WrapKind(koperrors.Unavailable, err, "create", ref), retryInfo(st))
+//	}
+//
+// A delay of more than an hour is an hour, as for FromHTTP. The mark adds
+// nothing to the message and keeps everything else ([KindOf],
+// [IsTerminal], [ReasonOf], errors.Is and errors.As see through it); the
+// outermost delay in the chain wins. WithRetryAfter(nil, d) is nil, and
+// WithRetryAfter(err, d) with d <= 0 is err.
+func WithRetryAfter(err error, d time.Duration) error {
+	if err == nil || d <= 0 {
+		return err
+	}
+	return &delayError{err: err, delay: min(d, maxRetryAfter)}
 }
 
 // ReasonOf returns the condition reason for err: the reason of the

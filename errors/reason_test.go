@@ -129,3 +129,28 @@ func TestWithReasonValidates(t *testing.T) {
 		}
 	})
 }
+
+// WithRetryAfter carries a delay through wrapping and keeps the rest of
+// the error; an hour at most, the outermost wins, nothing for d <= 0.
+func TestWithRetryAfter(t *testing.T) {
+	cause := koperrors.Errorf(koperrors.Unavailable, "throttled")
+	err := fmt.Errorf("create: %w", koperrors.WithRetryAfter(cause, 3*time.Second))
+	if d, ok := koperrors.RetryAfterOf(err); !ok || d != 3*time.Second {
+		t.Errorf("RetryAfterOf = %s, %v, want 3s", d, ok)
+	}
+	if err.Error() != "create: throttled" || koperrors.KindOf(err) != koperrors.Unavailable || !errors.Is(err, cause) {
+		t.Errorf("the error changed: %q, kind %s", err, koperrors.KindOf(err))
+	}
+	if d, _ := koperrors.RetryAfterOf(koperrors.WithRetryAfter(cause, 48*time.Hour)); d != time.Hour {
+		t.Errorf("48h capped to %s, want 1h", d)
+	}
+	if d, _ := koperrors.RetryAfterOf(koperrors.WithRetryAfter(koperrors.WithRetryAfter(cause, time.Second), time.Minute)); d != time.Minute {
+		t.Errorf("outermost delay %s, want 1m", d)
+	}
+	if koperrors.WithRetryAfter(cause, 0) != cause || koperrors.WithRetryAfter(nil, time.Second) != nil {
+		t.Error("a zero delay or a nil error is not returned as is")
+	}
+	if term := koperrors.WithRetryAfter(koperrors.Terminal(cause), time.Second); !koperrors.IsTerminal(term) {
+		t.Error("the mark hides Terminal")
+	}
+}

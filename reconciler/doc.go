@@ -186,9 +186,12 @@
 //
 // # What wakes an object
 //
-// Every watch event and requeue reaches the queue: none is dropped on a
-// guess about who wrote what (after a relist, someone else's change can
-// arrive merged with the echo of ours). A wake-up runs the reconciler when:
+// Every watch event that passes the controller's event filter (under the
+// controller Builder: changes of the object other than to its status
+// alone, see the controller package's "What triggers a reconcile") and
+// every requeue reaches the queue: none is dropped on a guess about who
+// wrote what (after a relist, someone else's change can arrive merged with
+// the echo of ours). A wake-up runs the reconciler when:
 //
 //   - the object changed since the last Reconcile or Cleanup acted on it:
 //     generation, labels, annotations, deletion, the loop's finalizer (any
@@ -202,12 +205,21 @@
 //   - a requeue is due: RequeueAfter, the backoff, the Stalled retry, the
 //     informers' resync.
 //
-// Anything else (the echo of the loop's finalizer patch or status write,
-// of an own annotation, of a child's own apply) runs nothing, and cuts no
-// backoff or RequeueAfter short; kopgo_reconcile_skipped_total counts it
-// (reason "nothing_new" or "not_due"). A delay the error itself carried
+// Anything else (the echo of the loop's finalizer patch, of an own
+// annotation, of a child's own apply, another controller's finalizer or
+// owner reference) runs nothing, and cuts no backoff or RequeueAfter
+// short; kopgo_reconcile_skipped_total counts it (reason "nothing_new" or
+// "not_due"). The echo of the loop's status write does not reach the
+// queue under the Builder's default filter, so it is not counted (under
+// the user's own Predicates every new resourceVersion runs the reconciler,
+// that echo included). A delay the error itself carried
 // (a provider's Retry-After, [koperrors.RetryAfterOf]) holds for every
 // wake-up, changes included (reason "retry_after").
+//
+// All of this is the process's memory: a restarted operator reconciles
+// every object once (a converged one sends no write), and backoffs,
+// RequeueAfter and Retry-After delays are not kept across a restart or a
+// leader handover.
 //
 // Children: the state a reconcile got back from Env.Applier (same UID and
 // resourceVersion) is taken as seen, so read a child's state from the
