@@ -30,7 +30,10 @@ type Database struct {
 	Status DatabaseStatus `json:"status,omitzero"`
 }
 
-// DatabaseSpec is the desired state of a Database.
+// DatabaseSpec is the desired state of a Database. A field rule on an
+// optional field runs only while the field is set, so removing
+// storageClassName is refused here.
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.storageClassName) || has(self.storageClassName)",message="storageClassName cannot be removed once set: a StatefulSet's volume claim templates are immutable"
 type DatabaseSpec struct {
 	// Version is the PostgreSQL version: the tag of the server's image,
 	// postgres:<version>, e.g. "17.2". Changing it rolls the server pods
