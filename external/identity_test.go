@@ -73,7 +73,7 @@ func deleteAndWait(t *testing.T, ws ...*widget.Widget) {
 		for _, w := range ws {
 			err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
 			if koperrors.KindOf(err) != koperrors.NotFound {
-				return fmt.Errorf("%s still there (%v)", w.Name, err)
+				return fmt.Errorf("%s still there (%w)", w.Name, err)
 			}
 		}
 		return nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/calls"
@@ -189,8 +190,10 @@ func (r *Reconciler[T]) call(ctx context.Context, obj T, op string, f func(conte
 	// Abandoned: the object gets no other call until this one returns.
 	r.memos.update(uid, func(m *memo) { m.running = op })
 	go func() {
-		<-done
-		r.memos.update(uid, func(m *memo) { m.running = "" })
+		if err := <-done; err != nil {
+			log.FromContext(ctx).V(1).Info("Abandoned external call returned", "operation", op, "error", err.Error())
+		}
+		r.memos.done(uid)
 	}()
 	return r.timedOut(obj, op, context.DeadlineExceeded)
 }

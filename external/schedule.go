@@ -98,6 +98,17 @@ func (s *memos) update(uid types.UID, f func(*memo)) {
 	s.m[uid] = m
 }
 
+// done records that the call past its deadline of the object with uid
+// has returned, if the object is still remembered.
+func (s *memos) done(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.m[uid]; ok {
+		m.running = ""
+		s.m[uid] = m
+	}
+}
+
 func (s *memos) forget(uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
