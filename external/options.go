@@ -50,9 +50,10 @@ func WithCallTimeout(d time.Duration) Option {
 // WithRateLimit limits the calls to each external system (see
 // [SystemNamer]) to perSecond a second on average, with bursts of up to
 // burst calls: in any second the system sees at most perSecond+burst
-// calls from this Reconciler. A call waits for its turn, within its
-// deadline ([WithCallTimeout]). Unlimited unless set; perSecond must be
-// positive and burst at least 1.
+// calls from this Reconciler. A call waits for its turn in its reconcile
+// (the worker waits with it; the reconcile's own deadline, if the Builder
+// sets one, still holds), before its deadline ([WithCallTimeout]) starts.
+// Unlimited unless set; perSecond must be positive and burst at least 1.
 func WithRateLimit(perSecond float64, burst int) Option {
 	return func(o *options) {
 		if perSecond <= 0 || burst < 1 {
