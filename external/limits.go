@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type systemState struct {
 	// waiting for their turn).
 	tokens float64
 	last   time.Time
+	// starts are the start times of the calls of the last second, under
+	// a rate limit: a hard cap of perSecond+burst in any second, against
+	// the timers' own lateness bunching the bucket's calls.
+	starts []time.Time
 }
 
 // systems holds the state of each external system by name.
@@ -111,6 +116,56 @@ func (st *systemState) reserve(now time.Time, perSecond float64, burst int) time
 	return time.Duration(-st.tokens / perSecond * float64(time.Second))
 }
 
+// admit records a call's start at now if fewer than limit calls started
+// in the second before; else it returns how long until one more may.
+func (st *systemState) admit(now time.Time, limit int) time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	i := 0
+	for i < len(st.starts) && now.Sub(st.starts[i]) >= time.Second {
+		i++
+	}
+	st.starts = st.starts[i:]
+	if len(st.starts) < limit {
+		st.starts = append(st.starts, now)
+		return 0
+	}
+	return st.starts[0].Add(time.Second).Sub(now)
+}
+
+// wait waits for the call's turn under the rate limit: its token, then
+// room in the last second.
+func (st *systemState) wait(ctx context.Context, now func() time.Time, perSecond float64, burst int) error {
+	limit := int(math.Ceil(perSecond)) + burst
+	if err := sleep(ctx, st.reserve(now(), perSecond, burst)); err != nil {
+		return err
+	}
+	for {
+		d := st.admit(now(), limit)
+		if d <= 0 {
+			return nil
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 func quoted(name string) string {
 	if name == "" {
 		return "(unnamed)"
@@ -133,14 +188,8 @@ func (r *Reconciler[T]) do(ctx context.Context, c any, obj T, op string, f func(
 			op, kopmeta.RefOf(obj), m.running)
 	}
 	if r.perSecond > 0 {
-		if wait := st.reserve(r.now(), r.perSecond, r.burst); wait > 0 {
-			t := time.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return koperrors.Wrap(ctx.Err(), "wait for the rate limit of external system "+quoted(name)+" before "+op+" of", kopmeta.RefOf(obj))
-			case <-t.C:
-			}
+		if err := st.wait(ctx, r.now, r.perSecond, r.burst); err != nil {
+			return koperrors.Wrap(err, "wait for the rate limit of external system "+quoted(name)+" before "+op+" of", kopmeta.RefOf(obj))
 		}
 	}
 	if err := st.held(name, op, r.now()); err != nil {

@@ -45,3 +45,21 @@ func TestSystemHold(t *testing.T) {
 		t.Errorf("a call at the end of the Retry-After is held: %v", err)
 	}
 }
+
+// The hard cap: at most limit starts in any second, whatever the bucket
+// let through.
+func TestAdmitCapsASecond(t *testing.T) {
+	st := &systemState{}
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		if d := st.admit(now.Add(time.Duration(i)*time.Millisecond), 3); d != 0 {
+			t.Fatalf("start %d waits %s, want 0", i, d)
+		}
+	}
+	if d := st.admit(now.Add(500*time.Millisecond), 3); d != 500*time.Millisecond {
+		t.Errorf("a fourth start in the same second waits %s, want 500ms", d)
+	}
+	if d := st.admit(now.Add(time.Second), 3); d != 0 {
+		t.Errorf("a start one second after the first waits %s, want 0", d)
+	}
+}
