@@ -65,7 +65,8 @@ func systemName(c any) string {
 }
 
 // heldError is a call not made: the system (or the object's last answer)
-// asked to wait until until.
+// asked to wait until until, or an earlier call of the object past its
+// deadline has not returned.
 type heldError struct {
 	until time.Time
 	msg   string
@@ -184,8 +185,9 @@ func (r *Reconciler[T]) do(ctx context.Context, c any, obj T, op string, f func(
 	st := r.systems.get(name)
 	uid := obj.GetUID()
 	if m := r.memos.get(uid); m.running != "" {
-		return koperrors.Errorf(koperrors.Timeout, "external %s of %s: the %s past its deadline has not returned yet: no call before it does",
-			op, kopmeta.RefOf(obj), m.running)
+		return koperrors.WrapKind(koperrors.Timeout, &heldError{until: r.now().Add(soon(r.period)), msg: fmt.Sprintf(
+			"the %s past its deadline has not returned yet: no call before it does", m.running)},
+			"external "+op+" of", kopmeta.RefOf(obj))
 	}
 	if r.perSecond > 0 {
 		if err := st.wait(ctx, r.now, r.perSecond, r.burst); err != nil {

@@ -223,6 +223,9 @@ func (r *Reconciler[T]) create(ctx context.Context, env *reconciler.Env, c Clien
 			return r.check(ctx, env, c, obj, found, now)
 		}
 	}
+	if err := r.systems.get(systemName(c)).held(systemName(c), "create", now); err != nil {
+		return reconciler.Done(), err // no pending mark for a create that cannot go yet
+	}
 	if err := markPending(ctx, env, obj, now); err != nil {
 		return reconciler.Done(), err
 	}
@@ -252,14 +255,15 @@ func (r *Reconciler[T]) create(ctx context.Context, env *reconciler.Env, c Clien
 }
 
 // madeNothing reports whether a Create that failed with err certainly
-// created nothing. A terminal error (the system refused the request: a
-// 4xx) did not. Any other may have come after the write (a gateway's 502 or
+// created nothing. A call not made (a Retry-After still running) and a
+// terminal error (the system refused the request: a 4xx) did not.
+// Any other may have come after the write (a gateway's 502 or
 // 503, a connection reset after the request was sent): with a Finder the
 // pending mark stays and the next reconcile asks Find; without one, only a
 // Timeout is taken as unknown, so that every 503 does not need a person.
 func madeNothing[T client.Object](c Client[T], err error) bool {
-	if koperrors.IsTerminal(err) {
-		return true
+	if _, ok := errors.AsType[*heldError](err); ok || koperrors.IsTerminal(err) {
+		return true // not called, or refused
 	}
 	if _, ok := c.(Finder[T]); ok {
 		return false
