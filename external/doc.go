@@ -21,10 +21,19 @@
 //
 // The Reconciler owns what every such operator needs and gets wrong by
 // hand: the resource's identity on the object, recorded so that no crash
-// duplicates or leaks it; drift checks on a period, spread over it; a
-// deletion that waits until the resource is gone; conditions and events.
-// docs/external.md walks through the example operator
-// (examples/dnsrecord) built on it.
+// duplicates or leaks it, and checked so that no edit or copy of the
+// object orphans or steals it; drift checks on a period, spread over it; a
+// deletion that waits until the resource is gone, sending one DELETE; the
+// system's limits (a deadline on every call, its Retry-After, a rate
+// limit); conditions and events. docs/external.md walks through the
+// example operator (examples/dnsrecord) built on it.
+//
+// Besides Find, a Client may implement optional methods, each found on its
+// method set: [Finder] (resolve creates of unknown outcome, check
+// identity), [Validator] (check the spec before any call), [SystemNamer]
+// (name the system its limits apply to) and [Credentialed] (re-check at
+// once when its credentials change). An [Observation] may report Key (whose
+// resource it is) and Deleting (a deletion under way).
 //
 // # Identity, and a create that survives any crash
 //
