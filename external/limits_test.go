@@ -1,6 +1,7 @@
 package external_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,9 +9,12 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	kopcontroller "github.com/kopgo/kopgo/controller"
 	"github.com/kopgo/kopgo/external"
 	"github.com/kopgo/kopgo/observability"
+	"github.com/kopgo/kopgo/reconciler"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/widget"
 )
@@ -129,5 +133,78 @@ func TestRateLimitPerSystem(t *testing.T) {
 	t.Logf("%d calls, peak %d in one second", len(log), peak)
 	if peak > 15 {
 		t.Errorf("peak calls in one second: %d, want at most 10+5", peak)
+	}
+}
+
+// named is finder with a name for its system (SystemNamer).
+type named struct {
+	finder
+	name string
+}
+
+func (n named) System() string { return n.name }
+
+// A 429 holds the system that answered it, not another: objects whose
+// Client names another system are created meanwhile.
+func TestRetryAfterHoldsOnlyItsSystem(t *testing.T) {
+	ns := cluster.Namespace(t)
+	sa, sb := newSystem(), newSystem()
+	var mu sync.Mutex
+	var limited time.Time
+	sa.before = func(op, _ string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if op == "create" && limited.IsZero() {
+			limited = time.Now()
+			return answer(http.StatusTooManyRequests, "3")
+		}
+		return nil
+	}
+	connect := func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (external.Client[*widget.Widget], error) {
+		if strings.HasPrefix(w.Name, "b") {
+			return named{finder{sb}, "b.example.com"}, nil
+		}
+		return named{finder{sa}, "a.example.com"}, nil
+	}
+	start(t, "ext-429-systems", ns, external.New(connect), &observability.FakeRecorder{})
+	wa := newWidgets(t, ns, 5, nil)
+	eventually(t, 20*time.Second, "system a answered 429", func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if limited.IsZero() {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	// The objects of system b come after a's 429.
+	wb := make([]*widget.Widget, 5)
+	for i := range wb {
+		wb[i] = &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("b%03d", i),
+			Labels: map[string]string{"ext": ns}}, Spec: widget.WidgetSpec{Size: 1}}
+		if err := cluster.Client().Create(t.Context(), wb[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allReady(t, wb, 30*time.Second)
+	allReady(t, wa, 30*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	inA, inB := 0, 0
+	for _, c := range sa.callLog() {
+		if c.at.After(limited.Add(250*time.Millisecond)) && c.at.Before(limited.Add(3*time.Second)) {
+			inA++
+		}
+	}
+	for _, c := range sb.callLog() {
+		if c.at.After(limited) && c.at.Before(limited.Add(3*time.Second)) {
+			inB++
+		}
+	}
+	t.Logf("within system a's Retry-After of 3 s: %d calls to a, %d to b", inA, inB)
+	if inA != 0 {
+		t.Errorf("calls to system a within its Retry-After: %d, want 0", inA)
+	}
+	if inB == 0 {
+		t.Error("no call to system b within system a's Retry-After: b was held too")
 	}
 }
