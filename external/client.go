@@ -66,4 +66,50 @@ type Observation struct {
 	// be used yet (provisioning, "database starting"): the object shows
 	// Reconciling with it as message, and is checked again soon.
 	NotReady string
+	// Deleting is true when the system is deleting the resource (it
+	// accepted a DELETE and has not finished: a 202, then a "deleting"
+	// state). The Reconciler sends no DELETE for it, waits while it
+	// deletes, and during deletion reports done once it is gone.
+	Deleting bool
+	// Key is the key the resource was created with (see [Client.Create]:
+	// its tag or idempotency key), when the system reports it; "" when
+	// unknown, or for a resource made outside kopgo. A Key other than the
+	// object's is a resource made for another object (a manifest copied
+	// with [NameAnnotation]): the Reconciler refuses it, never updating,
+	// adopting or deleting it through this object. Report it whenever the
+	// system can.
+	Key string
+}
+
+// SystemNamer is an optional method of a [Client]: System names the
+// external system the client talks to, as far as its limits go (an
+// endpoint and the account of the credentials, such as
+// "dns.example.com/account-42"; never a secret itself). Calls through
+// clients of the same name share one Retry-After hold and one rate limit
+// ([WithRateLimit]). Without it, all the Reconciler's clients are one
+// system.
+type SystemNamer interface {
+	System() string
+}
+
+// Validator is an optional method of a [Client]: Validate checks obj's
+// spec before any call to the system. An error is a verdict on the spec:
+// the object is Stalled (reason InvalidSpec, unless the error carries one
+// through koperrors.WithReason) and no call is made until the object
+// changes. Name the field in the message ("spec.size: must be at least
+// 1"). Validate is not called during deletion, so that an invalid object
+// can always be deleted.
+type Validator[T client.Object] interface {
+	Validate(ctx context.Context, obj T) error
+}
+
+// Credentialed is an optional method of a [Client]: Credentials returns
+// an identity of the credentials the client uses (a hash of the token, or
+// the resourceVersion of the Secret it was read from; never the secret
+// itself). A Ready object whose credentials differ from those of its last
+// check is checked again at once, whatever woke it (a Secret named
+// through the Builder's References): a revoked token is noticed when its
+// Secret changes, not at the next periodic check.
+type Credentialed interface {
+	Credentials() string
 }

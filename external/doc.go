@@ -21,10 +21,19 @@
 //
 // The Reconciler owns what every such operator needs and gets wrong by
 // hand: the resource's identity on the object, recorded so that no crash
-// duplicates or leaks it; drift checks on a period, spread over it; a
-// deletion that waits until the resource is gone; conditions and events.
-// docs/external.md walks through the example operator
-// (examples/dnsrecord) built on it.
+// duplicates or leaks it, and checked so that no edit or copy of the
+// object orphans or steals it; drift checks on a period, spread over it; a
+// deletion that waits until the resource is gone, sending one DELETE; the
+// system's limits (a deadline on every call, its Retry-After, a rate
+// limit); conditions and events. docs/external.md walks through the
+// example operator (examples/dnsrecord) built on it.
+//
+// Besides Find, a Client may implement optional methods, each found on its
+// method set: [Finder] (resolve creates of unknown outcome, check
+// identity), [Validator] (check the spec before any call), [SystemNamer]
+// (name the system its limits apply to) and [Credentialed] (re-check at
+// once when its credentials change). An [Observation] may report Key (whose
+// resource it is) and Deleting (a deletion under way).
 //
 // # Identity, and a create that survives any crash
 //
@@ -62,6 +71,38 @@
 // [NameAnnotation] already set takes over that resource (Observe, then
 // Update if it differs) instead of creating one.
 //
+// # Identity, checked
+//
+// The annotation is the user's to edit, so the Reconciler does not trust
+// it blindly. With a [Finder]:
+//
+//   - before any create without a recorded ID (a new object, the
+//     annotation removed, a resource observed gone), Find is asked: a
+//     resource made for the object (found by its key) is recorded again,
+//     with a Found event, instead of a second one created. This costs one
+//     Find per create;
+//   - when the recorded ID changes under a running process (the annotation
+//     edited), Find is asked: if it finds another resource made for the
+//     object, the object is Stalled with reason ExternalNameConflict,
+//     naming both IDs (set the annotation back, or delete the object's
+//     own resource at the provider first), so that the edit cannot orphan
+//     it;
+//   - Cleanup of an object without the annotation asks Find, and deletes
+//     what it finds; so does Cleanup after the recorded resource is gone
+//     (an ID edited to a typo: the typo is gone, the object's own resource
+//     is found and deleted).
+//
+// An [Observation] may carry the resource's Key (its tag). A Key other than
+// the object's says the resource was made for another object (a manifest
+// copied with the annotation): the object is Stalled with reason
+// ExternalResourceOfAnotherObject, naming both objects (the other found
+// by its UID among the objects this controller sees), and the resource is
+// never updated, adopted or deleted through it; deleting such an object
+// leaves the resource in place (a Warning event NotDeleted). An empty Key
+// (unknown, or a resource made outside kopgo) can be adopted. To adopt a
+// resource made for an object that no longer exists, use a Client that
+// reports no Key for it.
+//
 // # Drift checks, spread over the period
 //
 // An object whose resource is recorded, Ready for its current generation,
@@ -77,6 +118,17 @@
 // not Ready (a failed call, a resource not ready yet, a new generation) is
 // checked on every reconcile, and a resource reporting NotReady is looked at
 // again after a twentieth of the period (between 1 and 30 seconds).
+//
+// Credentials changed: a Client that is [Credentialed] reports an identity
+// of its credentials (a hash of the token, a Secret's resourceVersion).
+// A Ready object woken for any reason (a Secret it names through the
+// Builder's References, a label) is connected again (connect runs: a
+// Secret read, no call to the system), and checked at once if its
+// credentials differ from those of its last check: a revoked token shows
+// Stalled (Unauthorized) when its Secret changes, not at the next slot,
+// and objects naming another Secret get no call. The identity is
+// remembered by the process: after a restart, an object's first check is
+// at its slot, as before.
 //
 // A reconcile runs only when something is new or due (the reconciler
 // package, "What wakes an object"): the echoes of the Reconciler's own
@@ -97,14 +149,65 @@
 //
 // Cleanup (the Reconciler is a reconciler.Finalizer: kopgo's finalizer is on
 // the object before the first create) deletes the resource and reports done
-// only once the system no longer has it: a Delete answered NotFound, or an
-// Observe after the Delete that finds it gone; until then the object shows
-// Reconciling with reason Deleting and is looked at again soon. A pending
-// create is resolved first, as above (so that a resource made just before a
-// crash is deleted too). Cleanup needs the credentials connect reads: if
-// the Secret is deleted with the object (a namespace deletion), the object
-// is Stalled naming the Secret until it is back or a person removes the
-// finalizer, knowing that the resource stays behind.
+// only once the system no longer has it. Deletion is a state: each pass
+// observes first; a resource gone (Exists false, or a NotFound) is done; one
+// the system is deleting ([Observation].Deleting: a DELETE answered 202,
+// then "deleting") is waited for; only a resource that exists and is not
+// being deleted gets a DELETE, then an Observe (a synchronous system is
+// done in one pass). A resource still shown after its DELETE (by a Client
+// that does not report Deleting) gets no second DELETE within a period: one
+// DELETE per object, so that the system never answers 409 or 400 to a
+// repeated one. While it waits the object shows Reconciling with reason
+// Deleting and is looked at again after a twentieth of the period (between
+// 1 and 30 seconds): it goes at most that long after the system's 404.
+// A pending create is resolved first, as above (so that a resource made
+// just before a crash is deleted too). A deletion inside a Retry-After
+// calls nothing before it ends. Validation ([Validator]) is skipped, so
+// that an invalid object can always be deleted.
+//
+// Cleanup needs the credentials connect reads: if the Secret is deleted
+// with the object (a namespace deletion), the object is Stalled naming the
+// Secret until it is back or a person removes the finalizer, knowing that
+// the resource stays behind. An object with nothing recorded (no ID, no
+// pending create) whose connect fails is let go.
+//
+// [WithDeletionPolicy]([Orphan]) leaves every resource in place: Cleanup
+// calls nothing (connect included) and emits an Orphaned event naming the
+// resource; the default is [Delete].
+//
+// # The system's limits
+//
+// A provider limits its callers per account, not per object. Each Client
+// may name its system ([SystemNamer]: an endpoint and an account; all of a
+// Reconciler's clients are one system otherwise), and per system:
+//
+//   - every call has a deadline ([WithCallTimeout], 30 seconds by
+//     default). A call past it fails as a koperrors.Timeout whose outcome
+//     is unknown (a create is then resolved as after a crash); the object
+//     shows Reconciling with a message naming the call ("external observe
+//     of Widget default/w: no answer within 30s"). The call runs in a
+//     goroutine of its own, so a Client that ignores its context cannot
+//     hold a worker: the other objects go on, and the hung object gets no
+//     other call until that one returns;
+//   - a Retry-After on an Unavailable answer (a 429 or a 503 through
+//     koperrors.FromHTTP) holds every call to that system, whatever object
+//     makes it, until it ends: a call held so fails as Unavailable (the
+//     object shows Reconciling naming the system and the call that got the
+//     Retry-After) and is tried again when it ends. Any Retry-After holds
+//     the object that got it, deletion included;
+//   - [WithRateLimit](perSecond, burst) spaces the calls (none by
+//     default): a call waits its turn, so that the system sees at most
+//     perSecond+burst calls in any second from this process.
+//
+// # Checking the spec
+//
+// A Client that is a [Validator] has its Validate called after connect and
+// before any call to the system: an error Stalls the object (reason
+// InvalidSpec, or the one the error carries; the message names the object
+// and, from Validate's message, the field) with no call made, until the
+// object changes. For rules the API server can check itself (required
+// fields, ranges, immutable fields through CEL's oldSelf), prefer the
+// CRD's validation: the object is then refused before it is stored.
 //
 // # Errors and conditions
 //
@@ -119,8 +222,13 @@
 //
 // # Events and metrics
 //
-// Normal events with reasons Created, Updated, DriftCorrected (a resource
-// changed or deleted behind the operator's back, put back) and Deleted.
+// Normal events with reasons Created, Found (a resource made for the
+// object recorded again), Updated, DriftCorrected (a resource changed or
+// deleted behind the operator's back, put back), Deleted and Orphaned;
+// a Warning event NotDeleted for a resource of another object left in
+// place at deletion. The Reconciler's own condition reasons: Provisioning
+// and Deleting (Reconciling), CreateOutcomeUnknown, ExternalNameConflict,
+// ExternalResourceOfAnotherObject and InvalidSpec (Stalled).
 // Every call is counted in kopgo_external_requests_total{controller,
 // operation,outcome} with its latency in
 // kopgo_external_request_duration_seconds (see the observability package),

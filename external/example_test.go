@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/external"
 	"github.com/kopgo/kopgo/observability"
 	"github.com/kopgo/kopgo/reconciler"
@@ -95,4 +96,60 @@ func Example() {
 	// recorded: bucket-photos
 	// update bucket-photos
 	// delete bucket-photos
+}
+
+// With the Orphan policy, deleting an object leaves its resource at the
+// provider: Cleanup calls nothing.
+func ExampleWithDeletionPolicy() {
+	system := &buckets{sizes: map[string]int64{}, keys: map[string]string{}}
+	r := external.New(func(context.Context, *widget.Widget, *reconciler.Env) (external.Client[*widget.Widget], error) {
+		return system, nil
+	}, external.WithDeletionPolicy(external.Orphan))
+
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "logs", UID: "7f21"}, Spec: widget.WidgetSpec{Size: 1}}
+	c := fake.NewClientBuilder().WithScheme(widget.Scheme()).WithObjects(w).Build()
+	env := &reconciler.Env{Client: c, Reader: c, Recorder: &observability.FakeRecorder{}, Scheme: widget.Scheme()}
+	ctx := context.Background()
+
+	if _, err := r.Reconcile(ctx, w, env); err != nil {
+		fmt.Println(err)
+	}
+	if _, err := r.Cleanup(ctx, w, env); err != nil {
+		fmt.Println(err)
+	}
+	fmt.Println("buckets left:", len(system.sizes))
+	// Output:
+	// create bucket-logs
+	// buckets left: 1
+}
+
+// checkedBuckets is buckets with a Validator: a bucket's size must be
+// positive.
+type checkedBuckets struct{ *buckets }
+
+func (checkedBuckets) Validate(_ context.Context, w *widget.Widget) error {
+	if w.Spec.Size < 1 {
+		return fmt.Errorf("spec.size: %d: must be at least 1", w.Spec.Size)
+	}
+	return nil
+}
+
+// A Client with Validate: an invalid spec is a terminal error (the object
+// Stalled, reason InvalidSpec) before any call to the system.
+func ExampleValidator() {
+	system := checkedBuckets{&buckets{sizes: map[string]int64{}, keys: map[string]string{}}}
+	r := external.New(func(context.Context, *widget.Widget, *reconciler.Env) (external.Client[*widget.Widget], error) {
+		return system, nil
+	})
+
+	w := &widget.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "empty", UID: "c3d4"}, Spec: widget.WidgetSpec{Size: 0}}
+	c := fake.NewClientBuilder().WithScheme(widget.Scheme()).WithObjects(w).Build()
+	env := &reconciler.Env{Client: c, Reader: c, Recorder: &observability.FakeRecorder{}, Scheme: widget.Scheme()}
+
+	_, err := r.Reconcile(context.Background(), w, env)
+	fmt.Println(koperrors.IsTerminal(err), koperrors.ReasonOf(err))
+	fmt.Println(err)
+	// Output:
+	// true InvalidSpec
+	// validate the spec of Widget default/empty: spec.size: 0: must be at least 1
 }

@@ -56,6 +56,20 @@ type memo struct {
 	// right after, a system that is eventually consistent may not show it
 	// yet, which is no reason to create it again.
 	createdAt time.Time
+	// holdUntil is the end of a Retry-After the system gave this object:
+	// no call for it before then, deletion included.
+	holdUntil time.Time
+	// running is the operation of a call past its deadline that has not
+	// returned yet: no other call is made for the object until it does.
+	running string
+	// creds is the identity of the credentials of the last check
+	// ([Credentialed]); "": unknown.
+	creds string
+	// deleted is the ID of the resource this process sent a DELETE for,
+	// and deletedAt when: while the system still shows it, no second
+	// DELETE is sent before a period has passed.
+	deleted   string
+	deletedAt time.Time
 }
 
 // memos holds the memos of the objects of one Reconciler. The reconcile
@@ -82,6 +96,17 @@ func (s *memos) update(uid types.UID, f func(*memo)) {
 	m := s.m[uid]
 	f(&m)
 	s.m[uid] = m
+}
+
+// done records that the call past its deadline of the object with uid
+// has returned, if the object is still remembered.
+func (s *memos) done(uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m, ok := s.m[uid]; ok {
+		m.running = ""
+		s.m[uid] = m
+	}
 }
 
 func (s *memos) forget(uid types.UID) {

@@ -52,18 +52,68 @@ type system struct {
 	afterCreate func(key, id string) error
 	// deleteLag is how many Observe calls still see a deleted resource.
 	deleteLag int
+	// deleteFor, when set, is how long a deleted resource is still seen,
+	// as being deleted (a system that deletes asynchronously: 202, then
+	// "deleting", then 404).
+	deleteFor time.Duration
+	// before, when set, is called (outside the lock) as each call comes
+	// in, with the operation and the calling object's UID; its error is
+	// returned instead of the call's answer.
+	before func(op, uid string) error
+	// log is every call as it came in.
+	log []call
+	// goneAt is when each resource deleted with deleteFor started to be
+	// answered 404, by key.
+	goneAt map[string]time.Time
+}
+
+// call is one call to the system.
+type call struct {
+	op, uid string
+	at      time.Time
+}
+
+// enter logs a call of op by w and runs the before hook.
+func (s *system) enter(op string, w *widget.Widget) error {
+	s.mu.Lock()
+	s.log = append(s.log, call{op: op, uid: string(w.UID), at: time.Now()})
+	before := s.before
+	s.mu.Unlock()
+	if before != nil {
+		return before(op, string(w.UID))
+	}
+	return nil
+}
+
+// calls returns the calls logged so far.
+func (s *system) callLog() []call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.log)
+}
+
+// callsBy counts the calls of op by the object with uid ("": any).
+func (s *system) callsBy(op, uid string) int {
+	n := 0
+	for _, c := range s.callLog() {
+		if c.op == op && (uid == "" || c.uid == uid) {
+			n++
+		}
+	}
+	return n
 }
 
 type resource struct {
-	key      string
-	size     int64
-	deleted  bool
-	lagLeft  int
-	creation int // order of creation, for reports
+	key       string
+	size      int64
+	deleted   bool
+	lagLeft   int
+	deletedAt time.Time
+	creation  int // order of creation, for reports
 }
 
 func newSystem() *system {
-	return &system{res: map[string]*resource{}, calls: map[string]int{}, observed: map[string]int{}}
+	return &system{res: map[string]*resource{}, calls: map[string]int{}, observed: map[string]int{}, goneAt: map[string]time.Time{}}
 }
 
 func (s *system) count(op string) int {
@@ -138,6 +188,9 @@ func (s *system) sizeOf(id string) (int64, bool) {
 type finder struct{ s *system }
 
 func (c finder) Observe(_ context.Context, w *widget.Widget, id string) (external.Observation, error) {
+	if err := c.s.enter("observe", w); err != nil {
+		return external.Observation{}, err
+	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	c.s.calls["observe"]++
@@ -146,18 +199,29 @@ func (c finder) Observe(_ context.Context, w *widget.Widget, id string) (externa
 	if !ok {
 		return external.Observation{}, nil
 	}
+	if r.deleted && c.s.deleteFor > 0 {
+		if time.Since(r.deletedAt) >= c.s.deleteFor {
+			delete(c.s.res, id)
+			c.s.goneAt[r.key] = r.deletedAt.Add(c.s.deleteFor)
+			return external.Observation{}, nil
+		}
+		return external.Observation{Exists: true, UpToDate: true, Deleting: true, Key: r.key}, nil
+	}
 	if r.deleted {
 		if r.lagLeft == 0 {
 			delete(c.s.res, id)
 			return external.Observation{}, nil
 		}
 		r.lagLeft--
-		return external.Observation{Exists: true, UpToDate: true}, nil
+		return external.Observation{Exists: true, UpToDate: true, Key: r.key}, nil
 	}
-	return external.Observation{Exists: true, UpToDate: r.size == w.Spec.Size}, nil
+	return external.Observation{Exists: true, UpToDate: r.size == w.Spec.Size, Key: r.key}, nil
 }
 
 func (c finder) Create(_ context.Context, w *widget.Widget, key string) (string, error) {
+	if err := c.s.enter("create", w); err != nil {
+		return "", err
+	}
 	c.s.mu.Lock()
 	c.s.calls["create"]++
 	if c.s.createFails != nil {
@@ -180,6 +244,9 @@ func (c finder) Create(_ context.Context, w *widget.Widget, key string) (string,
 }
 
 func (c finder) Update(_ context.Context, w *widget.Widget, id string) error {
+	if err := c.s.enter("update", w); err != nil {
+		return err
+	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	c.s.calls["update"]++
@@ -191,7 +258,10 @@ func (c finder) Update(_ context.Context, w *widget.Widget, id string) error {
 	return nil
 }
 
-func (c finder) Delete(_ context.Context, _ *widget.Widget, id string) error {
+func (c finder) Delete(_ context.Context, w *widget.Widget, id string) error {
+	if err := c.s.enter("delete", w); err != nil {
+		return err
+	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	c.s.calls["delete"]++
@@ -201,15 +271,18 @@ func (c finder) Delete(_ context.Context, _ *widget.Widget, id string) error {
 		return koperrors.Errorf(koperrors.NotFound, "resource %s not found", id)
 	case r.deleted:
 		return nil // accepted again, still under way
-	case c.s.deleteLag == 0:
+	case c.s.deleteLag == 0 && c.s.deleteFor == 0:
 		delete(c.s.res, id)
 		return nil
 	}
-	r.deleted, r.lagLeft = true, c.s.deleteLag
+	r.deleted, r.lagLeft, r.deletedAt = true, c.s.deleteLag, time.Now()
 	return nil
 }
 
-func (c finder) Find(_ context.Context, _ *widget.Widget, key string) (string, error) {
+func (c finder) Find(_ context.Context, w *widget.Widget, key string) (string, error) {
+	if err := c.s.enter("find", w); err != nil {
+		return "", err
+	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	c.s.calls["find"]++
