@@ -29,7 +29,8 @@ type Client[T client.Object] interface {
 	// key identifies obj across crashes (its UID): tag the resource with
 	// it, or send it as the request's idempotency key, so that a [Finder]
 	// can find the resource again. A terminal error (the system refused:
-	// koperrors.FromHTTP's 4xx) means nothing was created. Any other error
+	// koperrors.FromHTTP's terminal 4xx and redirects) means nothing was
+	// created. Any other error
 	// may have come after the write (a 502 from a gateway, a connection
 	// reset after the request was sent): with a [Finder] the Reconciler
 	// asks Find before creating again; without one it takes only a Timeout

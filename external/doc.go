@@ -212,8 +212,10 @@
 // # Errors and conditions
 //
 // Errors from the Client and from connect are the reconcile's: a
-// terminal one (koperrors.Terminal, koperrors.FromHTTP's 401, 403 and 4xx)
-// shows Stalled with its reason (koperrors.WithReason, "Unauthorized" for a
+// terminal one (koperrors.Terminal; from koperrors.FromHTTP: a 400, 401,
+// 403 or 422 and any 4xx its table does not retry, an unfollowed redirect
+// and a write re-sent as a GET; a 403 with Retry-After, 404, 409, 412 and
+// 429 are not terminal) shows Stalled with its reason (koperrors.WithReason, "Unauthorized" for a
 // 401), is not retried with backoff, and is looked at again when the object
 // or a Secret it references changes (the Builder's References); any other
 // is retried with backoff, never sooner than a provider's Retry-After.
