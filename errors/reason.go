@@ -86,8 +86,9 @@ func (d *delayError) retryAfter() time.Duration { return d.delay }
 // throttling error). [RetryAfterOf] returns it, and kopgo's loop retries
 // no sooner, against every wake-up of the object.
 //
-//	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
-//		return reconciler.Done(), koperrors.WithRetryAfter(koperrors.WrapKind(koperrors.Unavailable, err, "create", ref), retryInfo(st))
+//	var throttled *sdk.ThrottlingError // your SDK's error type
+//	if errors.As(err, &throttled) {
+//		return reconciler.Done(), koperrors.WithRetryAfter(koperrors.WrapKind(koperrors.Unavailable, err, "create", ref), throttled.RetryAfter)
 //	}
 //
 // A delay of more than an hour is an hour, as for FromHTTP. The mark adds
