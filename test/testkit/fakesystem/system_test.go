@@ -1,0 +1,487 @@
+package fakesystem_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kopgo/kopgo/test/testkit/fakesystem"
+)
+
+// reply is what a call got: the status (0 for a transport error), the
+// Retry-After header and the body decoded as a Resource.
+type reply struct {
+	status     int
+	retryAfter string
+	res        fakesystem.Resource
+	err        error
+}
+
+// do sends one request with token ("" none) and a JSON body ("" none).
+func do(t *testing.T, ctx context.Context, sys *fakesystem.System, method, path, token, body string) reply {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, method, sys.URL()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return reply{err: err}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	r := reply{status: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After")}
+	data, _ := io.ReadAll(resp.Body)
+	if len(data) > 0 && !strings.Contains(path, "?") && resp.StatusCode < 300 {
+		if err := json.Unmarshal(data, &r.res); err != nil {
+			t.Fatalf("%s %s: %v: %s", method, path, err, data)
+		}
+	}
+	return r
+}
+
+func statuses(t *testing.T, sys *fakesystem.System, n int, method, path, body string) []int {
+	t.Helper()
+	out := make([]int, n)
+	for i := range out {
+		out[i] = do(t, t.Context(), sys, method, path, "", body).status
+	}
+	return out
+}
+
+func TestCRUD(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{Path: "/v2/dbs", IDPrefix: "db-"})
+	created := do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k1", "size": 1, "name": "a"}`)
+	want := fakesystem.Resource{ID: "db-1", Tag: "k1", State: fakesystem.Ready,
+		Fields: map[string]json.RawMessage{"size": json.RawMessage("1"), "name": json.RawMessage(`"a"`)}}
+	if created.status != http.StatusCreated || !cmp.Equal(created.res, want) {
+		t.Fatalf("create: %d, -want +got:\n%s", created.status, cmp.Diff(want, created.res))
+	}
+	if r := do(t, t.Context(), sys, http.MethodPut, "/v2/dbs/db-1", "", `{"size": 2}`); r.status != http.StatusOK {
+		t.Errorf("PUT: %d", r.status)
+	}
+	if r := do(t, t.Context(), sys, http.MethodPatch, "/v2/dbs/db-1", "", `{"name": "b", "size": null}`); r.status != http.StatusOK {
+		t.Errorf("PATCH: %d", r.status)
+	}
+	var got struct {
+		ID, Tag, Name string
+		Size          *int
+	}
+	res, err := sys.Get("db-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := res.Decode(&got); err != nil || got.ID != "db-1" || got.Tag != "k1" || got.Name != "b" || got.Size != nil {
+		t.Errorf("after PUT and PATCH: %+v, %v; want the tag kept, size removed, name b", got, err)
+	}
+	do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k2"}`)
+	if n := len(sys.Find("k1")); n != 1 {
+		t.Errorf("Find(k1): %d resources, want 1", n)
+	}
+	if r := do(t, t.Context(), sys, http.MethodDelete, "/v2/dbs/db-1", "", ""); r.status != http.StatusNoContent {
+		t.Errorf("DELETE: %d", r.status)
+	}
+	gone := []int{http.StatusNotFound, http.StatusNotFound, http.StatusNotFound}
+	if got := []int{
+		do(t, t.Context(), sys, http.MethodGet, "/v2/dbs/db-1", "", "").status,
+		do(t, t.Context(), sys, http.MethodPut, "/v2/dbs/db-1", "", "{}").status,
+		do(t, t.Context(), sys, http.MethodDelete, "/v2/dbs/db-1", "", "").status,
+	}; !cmp.Equal(got, gone) {
+		t.Errorf("GET, PUT, DELETE after the delete: %v, want %v", got, gone)
+	}
+	for _, body := range []string{`{"id": "mine"}`, `{"state": "ready"}`, `{"tag": 7}`, `not json`} {
+		if r := do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", body); r.status != http.StatusBadRequest {
+			t.Errorf("create %s: %d, want 400", body, r.status)
+		}
+	}
+	if st := sys.Stats(); st.Created != 2 || st.Deleted != 1 {
+		t.Errorf("Stats: created %d, deleted %d; want 2, 1", st.Created, st.Deleted)
+	}
+}
+
+func TestTokensRotateAndRevoke(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{Tokens: []string{"a", "b"}})
+	call := func(token string) int {
+		return do(t, t.Context(), sys, http.MethodGet, "/v1/resources", token, "").status
+	}
+	steps := []struct {
+		what   string
+		change func()
+		want   map[string]int // by token
+	}{
+		{"start", func() {}, map[string]int{"": 401, "a": 200, "b": 200, "c": 401}},
+		{"revoke a", func() { sys.Revoke("a") }, map[string]int{"": 401, "a": 401, "b": 200, "c": 401}},
+		{"rotate to c", func() { sys.SetTokens("c") }, map[string]int{"": 401, "a": 401, "b": 401, "c": 200}},
+		{"none", func() { sys.SetTokens() }, map[string]int{"": 401, "a": 401, "b": 401, "c": 401}},
+	}
+	for _, s := range steps {
+		s.change()
+		got := map[string]int{}
+		for tok := range s.want {
+			got[tok] = call(tok)
+		}
+		if d := cmp.Diff(s.want, got); d != "" {
+			t.Errorf("%s: status by token, -want +got:\n%s", s.what, d)
+		}
+	}
+	tokens := map[string]int{}
+	for _, r := range sys.Requests() {
+		tokens[r.Token]++
+	}
+	if d := cmp.Diff(map[string]int{"": 4, "a": 4, "b": 4, "c": 4}, tokens); d != "" {
+		t.Errorf("logged tokens, -want +got:\n%s", d)
+	}
+}
+
+func TestScriptedFaults(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{}`)
+	err := sys.Inject(
+		fakesystem.Fault{Method: http.MethodGet, Path: "/v1/resources/*", Skip: 1, Times: 2, Status: 503, RetryAfter: 1500 * time.Millisecond},
+		fakesystem.Fault{Method: http.MethodGet, Times: 1, RetryAfter: time.Second},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(t, sys, 5, http.MethodGet, "/v1/resources/res-1", "")
+	if want := []int{429, 503, 503, 200, 200}; !cmp.Equal(got, want) {
+		t.Errorf("GET item: %v, want %v (the first skips fault 0 and meets fault 1, then fault 0 twice)", got, want)
+	}
+	if got := statuses(t, sys, 2, http.MethodGet, "/v1/resources", ""); !cmp.Equal(got, []int{200, 200}) {
+		t.Errorf("GET collection: %v, want both 200 (both faults spent)", got)
+	}
+	sys.ClearFaults()
+	if err := sys.Inject(fakesystem.Fault{Status: 418, RetryAfter: 1500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""); r.status != 418 || r.retryAfter != "2" {
+		t.Errorf("DELETE: %d Retry-After %q, want 418 and 2 (seconds rounded up)", r.status, r.retryAfter)
+	}
+	if _, err := sys.Get("res-1"); err != nil {
+		t.Errorf("a request answered by a fault was served: %v", err)
+	}
+	if n := sys.Count(http.MethodGet, "/v1/resources/*"); n != 5 {
+		t.Errorf("Count(GET, item): %d, want 5", n)
+	}
+}
+
+func TestRateIsSeeded(t *testing.T) {
+	run := func(seed uint64) []int {
+		sys := fakesystem.Start(t, fakesystem.Options{Seed: seed})
+		if err := sys.Inject(fakesystem.Fault{Rate: 0.3, Status: 500}); err != nil {
+			t.Fatal(err)
+		}
+		return statuses(t, sys, 400, http.MethodGet, "/v1/resources", "")
+	}
+	a, b, c := run(7), run(7), run(8)
+	if !cmp.Equal(a, b) {
+		t.Error("two systems with seed 7 failed different requests")
+	}
+	if cmp.Equal(a, c) {
+		t.Error("seeds 7 and 8 failed the same requests")
+	}
+	failed := 0
+	for _, s := range a {
+		if s == 500 {
+			failed++
+		}
+	}
+	if failed < 80 || failed > 160 { // 120 expected; 4 standard deviations either side
+		t.Errorf("%d of 400 requests failed at rate 0.3", failed)
+	}
+}
+
+func TestLostAnswer(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	err := sys.Inject(
+		fakesystem.Fault{Method: http.MethodPost, Times: 1, LoseAnswer: true},
+		fakesystem.Fault{Method: http.MethodPost, Times: 1, LoseAnswer: true, Status: 504},
+		fakesystem.Fault{Method: http.MethodPost, Times: 1, LoseAnswer: true, Reset: true},
+		fakesystem.Fault{Method: http.MethodPost, Times: 1, Reset: true},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for range 4 {
+		r := do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+		got = append(got, fmt.Sprint(r.status, " ", r.err != nil))
+	}
+	if want := []string{"502 false", "504 false", "0 true", "0 true"}; !cmp.Equal(got, want) {
+		t.Errorf("status and transport error of 4 creates: %v, want %v", got, want)
+	}
+	if n := len(sys.Find("k")); n != 3 {
+		t.Errorf("%d resources stored, want 3 (the lost answers' writes happened, the reset before serving did not)", n)
+	}
+	// A reset request is logged once its handler returns, which may be
+	// after the client saw the reset.
+	eventually(t, "4 requests logged", func() error {
+		logged := map[int]int{}
+		for _, r := range sys.Requests() {
+			logged[r.Status]++
+		}
+		if want := map[int]int{502: 1, 504: 1, 0: 2}; !cmp.Equal(logged, want) {
+			return fmt.Errorf("logged statuses %v, want %v", logged, want)
+		}
+		return nil
+	})
+}
+
+// cancelOnceSent returns a context that ends once the request is written.
+func cancelOnceSent(t *testing.T) context.Context {
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { cancel() }})
+}
+
+func TestHangEndsWithTheClient(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	if err := sys.Inject(fakesystem.Fault{Method: http.MethodPost, Hang: true}); err != nil {
+		t.Fatal(err)
+	}
+	r := do(t, cancelOnceSent(t), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+	if !errors.Is(r.err, context.Canceled) {
+		t.Errorf("hung create: %d %v, want context.Canceled", r.status, r.err)
+	}
+	eventually(t, "the hung request logged", func() error {
+		if log := sys.Requests(); len(log) != 1 || log[0].Status != fakesystem.StatusClientGone || !log[0].Injected {
+			return fmt.Errorf("log %+v", log)
+		}
+		return nil
+	})
+	if n := sys.Stats().Created; n != 0 {
+		t.Errorf("a hung create stored %d resources", n)
+	}
+}
+
+func TestCloseEndsHungRequests(t *testing.T) {
+	sys, err := fakesystem.New(fakesystem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Inject(fakesystem.Fault{Hang: true}, fakesystem.Fault{Latency: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	sent := make(chan struct{}, 2)
+	for range 2 {
+		wg.Go(func() {
+			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent <- struct{}{} }})
+			_ = do(t, ctx, sys, http.MethodGet, "/v1/resources", "", "")
+		})
+	}
+	<-sent
+	<-sent
+	sys.Close() // returns only once both requests ended
+	wg.Wait()
+	sys.Close() // idempotent
+}
+
+func TestAsync(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{Async: fakesystem.Async{Create: time.Hour, Update: time.Hour, Delete: time.Hour}})
+	var got []string
+	add := func(r reply) { got = append(got, fmt.Sprint(r.status, " ", r.res.State)) }
+	add(do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`))
+	add(do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""))
+	add(do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "", `{"size": 2}`))
+	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
+	add(do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""))
+	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
+	add(do(t, t.Context(), sys, http.MethodPatch, "/v1/resources/res-1", "", `{}`))
+	want := []string{"202 creating", "200 creating", "202 updating", "202 deleting", "200 deleting", "409 ", "409 "}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("status and state through an asynchronous life, -want +got:\n%s", d)
+	}
+
+	if err := sys.SetAsync(fakesystem.Async{Create: time.Millisecond, Delete: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	add(do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k2"}`))
+	eventually(t, "res-2 ready", func() error {
+		if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.res.State != fakesystem.Ready {
+			return fmt.Errorf("%d %q", r.status, r.res.State)
+		}
+		return nil
+	})
+	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-2", "", ""))
+	eventually(t, "res-2 gone", func() error {
+		if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.status != http.StatusNotFound {
+			return fmt.Errorf("%d %q", r.status, r.res.State)
+		}
+		return nil
+	})
+	if st := sys.Stats(); st.Created != 2 || st.Deleted != 1 {
+		t.Errorf("created %d, deleted %d; want 2 and 1 (res-1 is still being deleted)", st.Created, st.Deleted)
+	}
+	if err := sys.SetAsync(fakesystem.Async{Update: -time.Second}); err == nil || !strings.Contains(err.Error(), "Async.Update") {
+		t.Errorf("SetAsync with a negative Update: %v, want an error naming Async.Update", err)
+	}
+}
+
+func TestOnWriteRunsBetweenTheWriteAndItsAnswer(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{Tokens: []string{"t"}})
+	var (
+		mu     sync.Mutex
+		writes []string
+	)
+	release := make(chan struct{})
+	sys.OnWrite(func(w fakesystem.Write) {
+		_, err := sys.Get(w.Resource.ID)
+		mu.Lock()
+		writes = append(writes, fmt.Sprintf("%s %s %s stored:%v", w.Method, w.Resource.ID, w.Resource.State, err == nil))
+		mu.Unlock()
+		if w.Method == http.MethodPost {
+			<-release
+		}
+	})
+	answered := make(chan reply, 1)
+	go func() {
+		answered <- do(t, context.Background(), sys, http.MethodPost, "/v1/resources", "t", `{"tag": "k"}`)
+	}()
+	eventually(t, "the create stored", func() error {
+		if len(sys.Find("k")) != 1 {
+			return errors.New("not yet")
+		}
+		return nil
+	})
+	select {
+	case r := <-answered:
+		t.Fatalf("the create was answered (%d) while its hook ran", r.status)
+	default:
+	}
+	close(release)
+	if r := <-answered; r.status != http.StatusCreated {
+		t.Errorf("create: %d", r.status)
+	}
+	do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "t", "")
+	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "t", `{}`)
+	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "wrong", `{}`)
+	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-9", "t", `{}`)
+	do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "t", "")
+	want := []string{"POST res-1 ready stored:true", "PUT res-1 ready stored:true", "DELETE res-1 deleting stored:false"}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff(want, writes); d != "" {
+		t.Errorf("hook calls (none for a read, a 401 or a 404), -want +got:\n%s", d)
+	}
+}
+
+func TestConcurrentCreatesAndStats(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			do(t, context.Background(), sys, http.MethodPost, "/v1/resources", "", fmt.Sprintf(`{"tag": "k%d"}`, i))
+			do(t, context.Background(), sys, http.MethodGet, "/v1/resources", "", "")
+		})
+	}
+	wg.Wait()
+	ids := map[string]bool{}
+	for _, r := range sys.Resources() {
+		ids[r.ID] = true
+	}
+	st := sys.Stats()
+	if len(ids) != 50 || st.Created != 50 || st.Requests != 100 {
+		t.Errorf("%d distinct IDs, created %d, requests %d; want 50, 50, 100", len(ids), st.Created, st.Requests)
+	}
+	if d := cmp.Diff(map[string]int{"POST": 50, "GET": 50}, st.ByMethod); d != "" {
+		t.Errorf("ByMethod, -want +got:\n%s", d)
+	}
+	log := sys.Requests()
+	seconds := log[len(log)-1].Time.Unix() - log[0].Time.Unix() + 1
+	if st.PeakPerSecond*int(seconds) < 100 || st.PeakPerSecond > 100 {
+		t.Errorf("peak %d/s for 100 requests over %d clock seconds", st.PeakPerSecond, seconds)
+	}
+	sys.ResetLog()
+	if st := sys.Stats(); st.Requests != 0 || st.Created != 0 || len(sys.Resources()) != 50 {
+		t.Errorf("after ResetLog: %+v with %d resources; want zero counts, the 50 resources kept", st, len(sys.Resources()))
+	}
+}
+
+func TestBadInputNamesTheField(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	for _, c := range []struct {
+		f    fakesystem.Fault
+		want string
+	}{
+		{fakesystem.Fault{Rate: 1.5}, "Rate 1.5"},
+		{fakesystem.Fault{Status: 42}, "Status 42"},
+		{fakesystem.Fault{Times: -1}, "Times -1"},
+		{fakesystem.Fault{Latency: -time.Second}, "Latency -1s"},
+		{fakesystem.Fault{Hang: true, Status: 500}, "Hang"},
+		{fakesystem.Fault{Reset: true, Status: 500}, "Reset with Status 500"},
+		{fakesystem.Fault{Method: "GET", Path: "[", Status: 500}, `fault 1 (GET "[")`},
+	} {
+		err := sys.Inject(fakesystem.Fault{Status: 500}, c.f)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Inject(%+v): %v, want an error with %q", c.f, err, c.want)
+		}
+	}
+	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources", "", ""); r.status != http.StatusOK {
+		t.Errorf("a refused Inject added faults: %d", r.status)
+	}
+	for _, p := range []string{"v1/x", "/v1/x/", "/v1/{x}"} {
+		if _, err := fakesystem.New(fakesystem.Options{Path: p}); err == nil || !strings.Contains(err.Error(), "Path") {
+			t.Errorf("New with Path %q: %v, want an error naming Path", p, err)
+		}
+	}
+	if err := sys.Set("res-1", "size", 1); !errors.Is(err, fakesystem.ErrNotFound) {
+		t.Errorf("Set of a missing resource: %v", err)
+	}
+	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+	if err := sys.Set("res-1", "tag", "other"); err == nil || !strings.Contains(err.Error(), `field "tag"`) {
+		t.Errorf("Set of the tag: %v, want an error naming the field", err)
+	}
+}
+
+func TestDrift(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k", "size": 1}`)
+	if err := sys.Set("res-1", "size", 5); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""); string(r.res.Fields["size"]) != "5" {
+		t.Errorf("size after Set: %s, want 5", r.res.Fields["size"])
+	}
+	if err := sys.Remove("res-1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""); r.status != http.StatusNotFound {
+		t.Errorf("GET after Remove: %d", r.status)
+	}
+	if err := sys.Remove("res-1"); !errors.Is(err, fakesystem.ErrNotFound) {
+		t.Errorf("second Remove: %v", err)
+	}
+	if st := sys.Stats(); st.Deleted != 0 {
+		t.Errorf("Remove counted as a delete: %d", st.Deleted)
+	}
+}
+
+// eventually polls cond every 20 ms until it returns nil, for at most 30 s
+// (a bound for a stuck test, not a timing assertion).
+func eventually(t *testing.T, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within 30 s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
