@@ -468,20 +468,3 @@ func TestDrift(t *testing.T) {
 		t.Errorf("Remove counted as a delete: %d", st.Deleted)
 	}
 }
-
-// eventually polls cond every 20 ms until it returns nil, for at most 30 s
-// (a bound for a stuck test, not a timing assertion).
-func eventually(t *testing.T, what string, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within 30 s: %v", what, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
