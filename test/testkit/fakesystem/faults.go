@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -147,7 +148,8 @@ func (s *System) draw(r *http.Request) *Fault {
 // and the write hook.
 func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		req := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery}
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		req := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: token}
 		// Read the body first: net/http notices that the client left (and
 		// ends the request's context) only once the body is read.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -166,8 +168,7 @@ func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.Hand
 		case err != nil:
 			a = errorAnswer(http.StatusBadRequest, "body: "+err.Error())
 		default:
-			var ok bool
-			if ok, req.Token = s.authorized(r); !ok {
+			if !s.authorized(token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="fakesystem"`)
 				a = errorAnswer(http.StatusUnauthorized, "missing, unknown or revoked bearer token")
 				break

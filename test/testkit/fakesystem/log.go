@@ -12,8 +12,7 @@ type Request struct {
 	Time time.Time
 	// Method and Path are the request's; Query its raw query ("tag=...").
 	Method, Path, Query string
-	// Token is the bearer token it carried, "" for none. Only requests
-	// that reached authentication record it.
+	// Token is the bearer token it carried, "" for none.
 	Token string
 	// Status is the answer's status code: 0 for a reset connection,
 	// [StatusClientGone] for a client that gave up first.

@@ -202,19 +202,17 @@ func (s *System) OnWrite(hook func(Write)) {
 	s.onWrite = hook
 }
 
-// authorized reports whether r carries an accepted token, and which token
-// it carries.
-func (s *System) authorized(r *http.Request) (ok bool, token string) {
-	token, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+// authorized reports whether token is accepted.
+func (s *System) authorized(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.auth {
-		return true, token
+		return true
 	}
 	for _, t := range s.tokens {
 		if token != "" && subtle.ConstantTimeCompare(t, []byte(token)) == 1 {
-			return true, token
+			return true
 		}
 	}
-	return false, token
+	return false
 }
