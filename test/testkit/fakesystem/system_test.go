@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,34 +196,40 @@ func TestOnWriteRunsBetweenTheWriteAndItsAnswer(t *testing.T) {
 		mu     sync.Mutex
 		writes []string
 	)
-	release := make(chan struct{})
+	// While the hook of the create runs, its client gets no byte of an
+	// answer; it gives up inside the hook (as a killed operator would) and
+	// has only its own cancellation. The 200 ms wait cannot fail a correct
+	// system: it gives a wrong one, that answers before the hook, time to
+	// show it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var firstByte atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte.Store(true) }})
+	inHook, answered := make(chan struct{}), make(chan struct{})
 	sys.OnWrite(func(w fakesystem.Write) {
 		_, err := sys.Get(w.Resource.ID)
 		mu.Lock()
 		writes = append(writes, fmt.Sprintf("%s %s %s stored:%v", w.Method, w.Resource.ID, w.Resource.State, err == nil))
 		mu.Unlock()
 		if w.Method == http.MethodPost {
-			<-release
+			close(inHook)
+			<-answered // the client is done before the answer
 		}
 	})
-	answered := make(chan reply, 1)
-	go func() {
-		answered <- do(t, context.Background(), sys, http.MethodPost, "/v1/resources", "t", `{"tag": "k"}`)
-	}()
-	eventually(t, "the create stored", func() error {
-		if len(sys.Find("k")) != 1 {
-			return errors.New("not yet")
-		}
-		return nil
-	})
-	select {
-	case r := <-answered:
-		t.Fatalf("the create was answered (%d) while its hook ran", r.status)
-	default:
+	var r reply
+	go func() { r = do(t, ctx, sys, http.MethodPost, "/v1/resources", "t", `{"tag": "k"}`); close(answered) }()
+	<-inHook
+	time.Sleep(200 * time.Millisecond)
+	if firstByte.Load() {
+		t.Error("the client got an answer while the hook ran")
 	}
-	close(release)
-	if r := <-answered; r.status != http.StatusCreated {
-		t.Errorf("create: %d", r.status)
+	cancel()
+	<-answered
+	if !errors.Is(r.err, context.Canceled) || r.status != 0 {
+		t.Errorf("create whose client left in the hook: %d %v, want no answer (context.Canceled)", r.status, r.err)
+	}
+	if n := len(sys.Find("k")); n != 1 {
+		t.Errorf("%d resources stored by the create, want 1", n)
 	}
 	do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "t", "")
 	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "t", `{}`)
