@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/kopgo/kopgo/test/testkit"
 	"github.com/kopgo/kopgo/test/widget"
@@ -57,6 +60,7 @@ func TestMain(m *testing.M) {
 	case "operator":
 		os.Exit(operatorMain())
 	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	code := m.Run()
 	if cluster != nil {
 		cluster.Stop()
@@ -89,6 +93,7 @@ func clientMain() int {
 // namespaceEnv until SIGTERM (or SIGKILL).
 func operatorMain() int {
 	fmt.Printf("pid %d\n", os.Getpid())
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.InfoLevel)))
 	cfg, err := clientcmd.BuildConfigFromFlags("", os.Getenv("KUBECONFIG"))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

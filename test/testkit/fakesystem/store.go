@@ -81,6 +81,15 @@ func (r *Resource) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// String is the resource's JSON form, for test messages.
+func (r Resource) String() string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Sprintf("resource %s: %v", r.ID, err)
+	}
+	return string(b)
+}
+
 // Decode decodes the resource's JSON form into v, a struct of the
 // caller's, e.g. struct{ ID string; Size int64 }.
 func (r Resource) Decode(v any) error {
