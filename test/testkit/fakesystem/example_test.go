@@ -55,18 +55,20 @@ func Example() {
 // answer, and start it again: the operator must find the resource by its
 // tag rather than create a second one.
 func ExampleOperator_KillAt() {
-	var t *testing.T // the test's
-	sys := fakesystem.Start(t, fakesystem.Options{})
+	testCreateSurvivesAKill := func(t *testing.T) { //nolint:thelper // the body of a test of yours, not a helper
+		sys := fakesystem.Start(t, fakesystem.Options{})
 
-	cmd := exec.Command(fakesystem.Build(t, "./cmd/operator"), "--system-url", sys.URL())
-	cmd.Env = append(os.Environ(), "KUBECONFIG=/path/to/the/test/cluster/kubeconfig")
-	op := fakesystem.StartOperator(t, cmd)
+		cmd := exec.Command(fakesystem.Build(t, "./cmd/operator"), "--system-url", sys.URL())
+		cmd.Env = append(os.Environ(), "KUBECONFIG=/path/to/the/test/cluster/kubeconfig")
+		op := fakesystem.StartOperator(t, cmd)
 
-	killed := op.KillAt(sys, func(w fakesystem.Write) bool { return w.Method == http.MethodPost })
-	// ... create an object the operator acts on ...
-	<-killed
-	// ... wait until the object is Ready ...
-	if n := len(sys.Resources()); n != 1 {
-		t.Errorf("%d resources, want 1", n)
+		killed := op.KillAt(sys, func(w fakesystem.Write) bool { return w.Method == http.MethodPost })
+		// ... create an object the operator acts on ...
+		<-killed
+		// ... wait until the object is Ready ...
+		if n := len(sys.Resources()); n != 1 {
+			t.Errorf("%d resources, want 1", n)
+		}
 	}
+	_ = testCreateSurvivesAKill // a test function of your package
 }

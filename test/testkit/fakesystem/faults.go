@@ -76,20 +76,20 @@ const StatusClientGone = 499
 func (f Fault) validate() error {
 	switch {
 	case f.Rate < 0 || f.Rate > 1:
-		return fmt.Errorf("Rate %v: want a probability in [0, 1]", f.Rate)
+		return fmt.Errorf("invalid Rate %v: want a probability in [0, 1]", f.Rate)
 	case f.Skip < 0 || f.Times < 0:
-		return fmt.Errorf("Skip %d, Times %d: must not be negative", f.Skip, f.Times)
+		return fmt.Errorf("invalid Skip %d, Times %d: must not be negative", f.Skip, f.Times)
 	case f.Status != 0 && (f.Status < 100 || f.Status > 599):
-		return fmt.Errorf("Status %d: want an HTTP status code (100-599)", f.Status)
+		return fmt.Errorf("invalid Status %d: want an HTTP status code (100-599)", f.Status)
 	case f.RetryAfter < 0 || f.Latency < 0:
-		return fmt.Errorf("RetryAfter %s, Latency %s: must not be negative", f.RetryAfter, f.Latency)
+		return fmt.Errorf("invalid RetryAfter %s, Latency %s: must not be negative", f.RetryAfter, f.Latency)
 	case f.Hang && (f.LoseAnswer || f.Reset || f.Status != 0):
-		return fmt.Errorf("Hang: excludes Status, Reset and LoseAnswer (a hung request gets no answer)")
+		return fmt.Errorf("invalid Hang: it excludes Status, Reset and LoseAnswer (a hung request gets no answer)")
 	case f.Reset && !f.LoseAnswer && f.Status != 0:
-		return fmt.Errorf("Reset with Status %d: a reset connection carries no status (add LoseAnswer to serve first)", f.Status)
+		return fmt.Errorf("invalid Reset with Status %d: a reset connection carries no status (add LoseAnswer to serve first)", f.Status)
 	}
 	if _, err := path.Match(f.Path, "/"); err != nil {
-		return fmt.Errorf("Path %q: %w", f.Path, err)
+		return fmt.Errorf("invalid Path %q: %w", f.Path, err)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 
 func TestScriptedFaults(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{})
-	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{}`)
+	do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{}`)
 	err := sys.Inject(
 		fakesystem.Fault{Method: http.MethodGet, Path: "/v1/resources/*", Skip: 1, Times: 2, Status: 503, RetryAfter: 1500 * time.Millisecond},
 		fakesystem.Fault{Method: http.MethodGet, Times: 1, RetryAfter: time.Second},
@@ -37,7 +37,7 @@ func TestScriptedFaults(t *testing.T) {
 	if err := sys.Inject(fakesystem.Fault{Status: 418, RetryAfter: 1500 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""); r.status != 418 || r.retryAfter != "2" {
+	if r := do(t.Context(), t, sys, http.MethodDelete, "/v1/resources/res-1", "", ""); r.status != 418 || r.retryAfter != "2" {
 		t.Errorf("DELETE: %d Retry-After %q, want 418 and 2 (seconds rounded up)", r.status, r.retryAfter)
 	}
 	if _, err := sys.Get("res-1"); err != nil {
@@ -87,7 +87,7 @@ func TestLostAnswer(t *testing.T) {
 	}
 	var got []string
 	for range 4 {
-		r := do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+		r := do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
 		got = append(got, fmt.Sprint(r.status, " ", r.err != nil))
 	}
 	if want := []string{"502 false", "504 false", "0 true", "0 true"}; !cmp.Equal(got, want) {
@@ -111,6 +111,7 @@ func TestLostAnswer(t *testing.T) {
 }
 
 func cancelOnceSent(t *testing.T) context.Context {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	t.Cleanup(cancel)
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { cancel() }})
@@ -121,7 +122,7 @@ func TestHangEndsWithTheClient(t *testing.T) {
 	if err := sys.Inject(fakesystem.Fault{Method: http.MethodPost, Hang: true}); err != nil {
 		t.Fatal(err)
 	}
-	r := do(t, cancelOnceSent(t), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+	r := do(cancelOnceSent(t), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
 	if !errors.Is(r.err, context.Canceled) {
 		t.Errorf("hung create: %d %v, want context.Canceled", r.status, r.err)
 	}
@@ -149,7 +150,7 @@ func TestCloseEndsHungRequests(t *testing.T) {
 	for range 2 {
 		wg.Go(func() {
 			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent <- struct{}{} }})
-			_ = do(t, ctx, sys, http.MethodGet, "/v1/resources", "", "")
+			_ = do(ctx, t, sys, http.MethodGet, "/v1/resources", "", "")
 		})
 	}
 	<-sent
@@ -178,7 +179,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 			t.Errorf("Inject(%+v): %v, want an error with %q", c.f, err, c.want)
 		}
 	}
-	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources", "", ""); r.status != http.StatusOK {
+	if r := do(t.Context(), t, sys, http.MethodGet, "/v1/resources", "", ""); r.status != http.StatusOK {
 		t.Errorf("a refused Inject added faults: %d", r.status)
 	}
 	for _, p := range []string{"v1/x", "/v1/x/", "/v1/{x}"} {
@@ -189,7 +190,7 @@ func TestBadInputNamesTheField(t *testing.T) {
 	if err := sys.Set("res-1", "size", 1); !errors.Is(err, fakesystem.ErrNotFound) {
 		t.Errorf("Set of a missing resource: %v", err)
 	}
-	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
+	do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
 	if err := sys.Set("res-1", "tag", "other"); err == nil || !strings.Contains(err.Error(), `field "tag"`) {
 		t.Errorf("Set of the tag: %v, want an error naming the field", err)
 	}

@@ -76,7 +76,7 @@ func New(o Options) (*System, error) {
 		o.Path = DefaultPath
 	}
 	if !strings.HasPrefix(o.Path, "/") || strings.HasSuffix(o.Path, "/") || strings.ContainsAny(o.Path, "{}? ") {
-		return nil, fmt.Errorf("fakesystem options: Path %q: want an absolute path without a trailing slash, braces or spaces", o.Path)
+		return nil, fmt.Errorf("fakesystem options: invalid Path %q: want an absolute path without a trailing slash, braces or spaces", o.Path)
 	}
 	if err := o.Async.validate(); err != nil {
 		return nil, fmt.Errorf("fakesystem options: %w", err)
@@ -184,7 +184,7 @@ func (a Async) validate() error {
 		d    time.Duration
 	}{{"Create", a.Create}, {"Update", a.Update}, {"Delete", a.Delete}} {
 		if d.d < 0 {
-			return fmt.Errorf("Async.%s %s: must not be negative", d.name, d.d)
+			return fmt.Errorf("invalid Async.%s %s: must not be negative", d.name, d.d)
 		}
 	}
 	return nil

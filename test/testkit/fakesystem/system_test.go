@@ -30,7 +30,7 @@ type reply struct {
 
 // do sends one request with token ("" none) and a JSON body ("" none).
 
-func do(t *testing.T, ctx context.Context, sys *fakesystem.System, method, path, token, body string) reply {
+func do(ctx context.Context, t *testing.T, sys *fakesystem.System, method, path, token, body string) reply {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, method, sys.URL()+path, strings.NewReader(body))
 	if err != nil {
@@ -58,23 +58,23 @@ func statuses(t *testing.T, sys *fakesystem.System, n int, method, path, body st
 	t.Helper()
 	out := make([]int, n)
 	for i := range out {
-		out[i] = do(t, t.Context(), sys, method, path, "", body).status
+		out[i] = do(t.Context(), t, sys, method, path, "", body).status
 	}
 	return out
 }
 
 func TestCRUD(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{Path: "/v2/dbs", IDPrefix: "db-"})
-	created := do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k1", "size": 1, "name": "a"}`)
+	created := do(t.Context(), t, sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k1", "size": 1, "name": "a"}`)
 	want := fakesystem.Resource{ID: "db-1", Tag: "k1", State: fakesystem.Ready,
 		Fields: map[string]json.RawMessage{"size": json.RawMessage("1"), "name": json.RawMessage(`"a"`)}}
 	if created.status != http.StatusCreated || !cmp.Equal(created.res, want) {
 		t.Fatalf("create: %d, -want +got:\n%s", created.status, cmp.Diff(want, created.res))
 	}
-	if r := do(t, t.Context(), sys, http.MethodPut, "/v2/dbs/db-1", "", `{"size": 2}`); r.status != http.StatusOK {
+	if r := do(t.Context(), t, sys, http.MethodPut, "/v2/dbs/db-1", "", `{"size": 2}`); r.status != http.StatusOK {
 		t.Errorf("PUT: %d", r.status)
 	}
-	if r := do(t, t.Context(), sys, http.MethodPatch, "/v2/dbs/db-1", "", `{"name": "b", "size": null}`); r.status != http.StatusOK {
+	if r := do(t.Context(), t, sys, http.MethodPatch, "/v2/dbs/db-1", "", `{"name": "b", "size": null}`); r.status != http.StatusOK {
 		t.Errorf("PATCH: %d", r.status)
 	}
 	var got struct {
@@ -88,23 +88,23 @@ func TestCRUD(t *testing.T) {
 	if err := res.Decode(&got); err != nil || got.ID != "db-1" || got.Tag != "k1" || got.Name != "b" || got.Size != nil {
 		t.Errorf("after PUT and PATCH: %+v, %v; want the tag kept, size removed, name b", got, err)
 	}
-	do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k2"}`)
+	do(t.Context(), t, sys, http.MethodPost, "/v2/dbs", "", `{"tag": "k2"}`)
 	if n := len(sys.Find("k1")); n != 1 {
 		t.Errorf("Find(k1): %d resources, want 1", n)
 	}
-	if r := do(t, t.Context(), sys, http.MethodDelete, "/v2/dbs/db-1", "", ""); r.status != http.StatusNoContent {
+	if r := do(t.Context(), t, sys, http.MethodDelete, "/v2/dbs/db-1", "", ""); r.status != http.StatusNoContent {
 		t.Errorf("DELETE: %d", r.status)
 	}
 	gone := []int{http.StatusNotFound, http.StatusNotFound, http.StatusNotFound}
 	if got := []int{
-		do(t, t.Context(), sys, http.MethodGet, "/v2/dbs/db-1", "", "").status,
-		do(t, t.Context(), sys, http.MethodPut, "/v2/dbs/db-1", "", "{}").status,
-		do(t, t.Context(), sys, http.MethodDelete, "/v2/dbs/db-1", "", "").status,
+		do(t.Context(), t, sys, http.MethodGet, "/v2/dbs/db-1", "", "").status,
+		do(t.Context(), t, sys, http.MethodPut, "/v2/dbs/db-1", "", "{}").status,
+		do(t.Context(), t, sys, http.MethodDelete, "/v2/dbs/db-1", "", "").status,
 	}; !cmp.Equal(got, gone) {
 		t.Errorf("GET, PUT, DELETE after the delete: %v, want %v", got, gone)
 	}
 	for _, body := range []string{`{"id": "mine"}`, `{"state": "ready"}`, `{"tag": 7}`, `not json`} {
-		if r := do(t, t.Context(), sys, http.MethodPost, "/v2/dbs", "", body); r.status != http.StatusBadRequest {
+		if r := do(t.Context(), t, sys, http.MethodPost, "/v2/dbs", "", body); r.status != http.StatusBadRequest {
 			t.Errorf("create %s: %d, want 400", body, r.status)
 		}
 	}
@@ -116,7 +116,7 @@ func TestCRUD(t *testing.T) {
 func TestTokensRotateAndRevoke(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{Tokens: []string{"a", "b"}})
 	call := func(token string) int {
-		return do(t, t.Context(), sys, http.MethodGet, "/v1/resources", token, "").status
+		return do(t.Context(), t, sys, http.MethodGet, "/v1/resources", token, "").status
 	}
 	steps := []struct {
 		what   string
@@ -153,13 +153,13 @@ func TestAsync(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{Async: fakesystem.Async{Create: time.Hour, Update: time.Hour, Delete: time.Hour}})
 	var got []string
 	add := func(r reply) { got = append(got, fmt.Sprint(r.status, " ", r.res.State)) }
-	add(do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`))
-	add(do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""))
-	add(do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "", `{"size": 2}`))
-	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
-	add(do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""))
-	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
-	add(do(t, t.Context(), sys, http.MethodPatch, "/v1/resources/res-1", "", `{}`))
+	add(do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`))
+	add(do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-1", "", ""))
+	add(do(t.Context(), t, sys, http.MethodPut, "/v1/resources/res-1", "", `{"size": 2}`))
+	add(do(t.Context(), t, sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
+	add(do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-1", "", ""))
+	add(do(t.Context(), t, sys, http.MethodDelete, "/v1/resources/res-1", "", ""))
+	add(do(t.Context(), t, sys, http.MethodPatch, "/v1/resources/res-1", "", `{}`))
 	want := []string{"202 creating", "200 creating", "202 updating", "202 deleting", "200 deleting", "409 ", "409 "}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("status and state through an asynchronous life, -want +got:\n%s", d)
@@ -168,16 +168,16 @@ func TestAsync(t *testing.T) {
 	if err := sys.SetAsync(fakesystem.Async{Create: time.Millisecond, Delete: time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}
-	add(do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k2"}`))
+	add(do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k2"}`))
 	eventually(t, "res-2 ready", func() error {
-		if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.res.State != fakesystem.Ready {
+		if r := do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.res.State != fakesystem.Ready {
 			return fmt.Errorf("%d %q", r.status, r.res.State)
 		}
 		return nil
 	})
-	add(do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-2", "", ""))
+	add(do(t.Context(), t, sys, http.MethodDelete, "/v1/resources/res-2", "", ""))
 	eventually(t, "res-2 gone", func() error {
-		if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.status != http.StatusNotFound {
+		if r := do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-2", "", ""); r.status != http.StatusNotFound {
 			return fmt.Errorf("%d %q", r.status, r.res.State)
 		}
 		return nil
@@ -217,7 +217,7 @@ func TestOnWriteRunsBetweenTheWriteAndItsAnswer(t *testing.T) {
 		}
 	})
 	var r reply
-	go func() { r = do(t, ctx, sys, http.MethodPost, "/v1/resources", "t", `{"tag": "k"}`); close(answered) }()
+	go func() { r = do(ctx, t, sys, http.MethodPost, "/v1/resources", "t", `{"tag": "k"}`); close(answered) }()
 	<-inHook
 	time.Sleep(200 * time.Millisecond)
 	if firstByte.Load() {
@@ -231,11 +231,11 @@ func TestOnWriteRunsBetweenTheWriteAndItsAnswer(t *testing.T) {
 	if n := len(sys.Find("k")); n != 1 {
 		t.Errorf("%d resources stored by the create, want 1", n)
 	}
-	do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "t", "")
-	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "t", `{}`)
-	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-1", "wrong", `{}`)
-	do(t, t.Context(), sys, http.MethodPut, "/v1/resources/res-9", "t", `{}`)
-	do(t, t.Context(), sys, http.MethodDelete, "/v1/resources/res-1", "t", "")
+	do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-1", "t", "")
+	do(t.Context(), t, sys, http.MethodPut, "/v1/resources/res-1", "t", `{}`)
+	do(t.Context(), t, sys, http.MethodPut, "/v1/resources/res-1", "wrong", `{}`)
+	do(t.Context(), t, sys, http.MethodPut, "/v1/resources/res-9", "t", `{}`)
+	do(t.Context(), t, sys, http.MethodDelete, "/v1/resources/res-1", "t", "")
 	want := []string{"POST res-1 ready stored:true", "PUT res-1 ready stored:true", "DELETE res-1 deleting stored:false"}
 	mu.Lock()
 	defer mu.Unlock()
@@ -249,8 +249,8 @@ func TestConcurrentCreatesAndStats(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
-			do(t, context.Background(), sys, http.MethodPost, "/v1/resources", "", fmt.Sprintf(`{"tag": "k%d"}`, i))
-			do(t, context.Background(), sys, http.MethodGet, "/v1/resources", "", "")
+			do(context.Background(), t, sys, http.MethodPost, "/v1/resources", "", fmt.Sprintf(`{"tag": "k%d"}`, i))
+			do(context.Background(), t, sys, http.MethodGet, "/v1/resources", "", "")
 		})
 	}
 	wg.Wait()
@@ -278,17 +278,17 @@ func TestConcurrentCreatesAndStats(t *testing.T) {
 
 func TestDrift(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{})
-	do(t, t.Context(), sys, http.MethodPost, "/v1/resources", "", `{"tag": "k", "size": 1}`)
+	do(t.Context(), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k", "size": 1}`)
 	if err := sys.Set("res-1", "size", 5); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""); string(r.res.Fields["size"]) != "5" {
+	if r := do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-1", "", ""); string(r.res.Fields["size"]) != "5" {
 		t.Errorf("size after Set: %s, want 5", r.res.Fields["size"])
 	}
 	if err := sys.Remove("res-1"); err != nil {
 		t.Fatal(err)
 	}
-	if r := do(t, t.Context(), sys, http.MethodGet, "/v1/resources/res-1", "", ""); r.status != http.StatusNotFound {
+	if r := do(t.Context(), t, sys, http.MethodGet, "/v1/resources/res-1", "", ""); r.status != http.StatusNotFound {
 		t.Errorf("GET after Remove: %d", r.status)
 	}
 	if err := sys.Remove("res-1"); !errors.Is(err, fakesystem.ErrNotFound) {
