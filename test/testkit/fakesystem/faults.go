@@ -148,6 +148,8 @@ func (s *System) draw(r *http.Request) *Fault {
 // and the write hook.
 func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		req := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: token}
 		// Read the body first: net/http notices that the client left (and

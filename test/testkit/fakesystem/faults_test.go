@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
 	"sync"
 	"testing"
@@ -110,20 +109,23 @@ func TestLostAnswer(t *testing.T) {
 	})
 }
 
-func cancelOnceSent(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	t.Cleanup(cancel)
-	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { cancel() }})
-}
-
 func TestHangEndsWithTheClient(t *testing.T) {
 	sys := fakesystem.Start(t, fakesystem.Options{})
 	if err := sys.Inject(fakesystem.Fault{Method: http.MethodPost, Hang: true}); err != nil {
 		t.Fatal(err)
 	}
-	r := do(cancelOnceSent(t), t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`)
-	if !errors.Is(r.err, context.Canceled) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	answered := make(chan reply, 1)
+	go func() { answered <- do(ctx, t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`) }()
+	eventually(t, "the create hangs", func() error {
+		if n := sys.InFlight(); n != 1 {
+			return fmt.Errorf("%d requests in flight", n)
+		}
+		return nil
+	})
+	cancel()
+	if r := <-answered; !errors.Is(r.err, context.Canceled) {
 		t.Errorf("hung create: %d %v, want context.Canceled", r.status, r.err)
 	}
 	eventually(t, "the hung request logged", func() error {
@@ -132,8 +134,8 @@ func TestHangEndsWithTheClient(t *testing.T) {
 		}
 		return nil
 	})
-	if n := sys.Stats().Created; n != 0 {
-		t.Errorf("a hung create stored %d resources", n)
+	if n, in := sys.Stats().Created, sys.InFlight(); n != 0 || in != 0 {
+		t.Errorf("a hung create stored %d resources; %d requests in flight after it", n, in)
 	}
 }
 
@@ -142,22 +144,25 @@ func TestCloseEndsHungRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sys.Inject(fakesystem.Fault{Hang: true}, fakesystem.Fault{Latency: time.Hour}); err != nil {
+	if err := sys.Inject(fakesystem.Fault{Hang: true, Times: 1}, fakesystem.Fault{Latency: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	sent := make(chan struct{}, 2)
 	for range 2 {
-		wg.Go(func() {
-			ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { sent <- struct{}{} }})
-			_ = do(ctx, t, sys, http.MethodGet, "/v1/resources", "", "")
-		})
+		wg.Go(func() { _ = do(context.Background(), t, sys, http.MethodGet, "/v1/resources", "", "") })
 	}
-	<-sent
-	<-sent
+	eventually(t, "a hung and a delayed request", func() error {
+		if n := sys.InFlight(); n != 2 {
+			return fmt.Errorf("%d requests in flight", n)
+		}
+		return nil
+	})
 	sys.Close() // returns only once both requests ended
 	wg.Wait()
 	sys.Close() // idempotent
+	if n := sys.InFlight(); n != 0 {
+		t.Errorf("%d requests in flight after Close", n)
+	}
 }
 
 func TestBadInputNamesTheField(t *testing.T) {

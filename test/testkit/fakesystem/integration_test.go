@@ -100,7 +100,7 @@ func TestOperatorUnderFaults(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- widgetOperator("faults", sys.URL(), ns).Config(c.Config).Run(ctx) }()
+	go func() { done <- widgetOperator("faults-"+ns, sys.URL(), ns).Config(c.Config).Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -54,6 +54,11 @@ func (s *System) Requests() []Request {
 	return slices.Clone(s.log)
 }
 
+// InFlight is the number of requests received and not answered yet: hung,
+// delayed, or held by the [System.OnWrite] hook. A test waits on it to
+// know that its calls hang.
+func (s *System) InFlight() int { return int(s.inFlight.Load()) }
+
 // Count returns how many logged requests had method ("" any) and a path
 // that pattern matches (path.Match, e.g. "/v1/resources/*"; "" any).
 func (s *System) Count(method, pattern string) int {

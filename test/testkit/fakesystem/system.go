@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -54,6 +55,8 @@ type System struct {
 	path   string
 	prefix string
 	closed chan struct{} // ends hung and delayed requests at Close
+
+	inFlight atomic.Int64
 
 	mu      sync.Mutex
 	res     map[string]*entry
