@@ -59,8 +59,9 @@
 //
 // Every request is logged ([System.Requests]: time, method, path, token,
 // status, whether a fault applied). [System.Count] counts the requests of
-// a method to a path pattern, and [System.Stats] counts by method, the
-// peak per second and the resources created and deleted. Assert on these
+// a method to a path pattern, [System.Stats] counts by method, the peak
+// per second and the resources created and deleted, and [System.InFlight]
+// the requests not answered yet (hung ones included). Assert on these
 // counts, not on time.
 //
 // # Killing the operator at the worst moment
