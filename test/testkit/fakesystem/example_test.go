@@ -58,7 +58,7 @@ func ExampleOperator_KillAt() {
 	testCreateSurvivesAKill := func(t *testing.T) { //nolint:thelper // the body of a test of yours, not a helper
 		sys := fakesystem.Start(t, fakesystem.Options{})
 
-		cmd := exec.Command(fakesystem.Build(t, "./cmd/operator"), "--system-url", sys.URL())
+		cmd := exec.Command(fakesystem.Build(t, "../cmd/operator"), "--system-url", sys.URL())
 		cmd.Env = append(os.Environ(), "KUBECONFIG=/path/to/the/test/cluster/kubeconfig")
 		op := fakesystem.StartOperator(t, cmd)
 

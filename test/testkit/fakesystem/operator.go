@@ -15,9 +15,9 @@ import (
 )
 
 // Build compiles the main package pkg (an import path, or a directory
-// such as "./cmd/operator") with `go build` into the test's temporary
-// directory and returns the binary's path. A failed build fails the test
-// with the compiler's output.
+// relative to the test's package such as "../cmd/operator") with
+// `go build` into the test's temporary directory and returns the binary's
+// path. A failed build fails the test with the compiler's output.
 func Build(tb testing.TB, pkg string) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), filepath.Base(strings.TrimSuffix(pkg, "/")))

@@ -131,3 +131,19 @@ func TestCleanupWhenTheTestFails(t *testing.T) {
 		t.Errorf("operator process %d outlived its failed test", pid)
 	}
 }
+
+// Build compiles a main package; the binary runs as an operator.
+func TestBuild(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	bin := fakesystem.Build(t, "./testdata/client")
+	op := fakesystem.StartOperator(t, exec.Command(bin, sys.URL()))
+	eventually(t, "the built client's create", func() error {
+		if n := len(sys.Find("built")); n != 1 {
+			return errors.New(strconv.Itoa(n) + " resources")
+		}
+		return nil
+	})
+	if n := op.Starts(); n != 1 {
+		t.Errorf("started %d times", n)
+	}
+}
