@@ -2,6 +2,7 @@ package fakesystem
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,7 +43,11 @@ type Operator struct {
 	starts int
 	kills  int
 	logs   []string
+	ended  bool // the test's cleanup ran: start no more
 }
+
+// errEnded is start's error once the test has ended.
+var errEnded = errors.New("the test has ended")
 
 // StartOperator starts cmd as an operator process. cmd is a template: its
 // Path, Args, Env and Dir are used for this start and every restart. To
@@ -70,6 +75,9 @@ func StartOperator(tb testing.TB, cmd *exec.Cmd) *Operator {
 func (o *Operator) start() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.ended {
+		return errEnded
+	}
 	if o.cmd != nil {
 		select {
 		case <-o.done:
@@ -160,7 +168,7 @@ func (o *Operator) KillAt(sys *System, match func(Write) bool) <-chan struct{} {
 		}
 		defer close(fired)
 		o.Kill()
-		if err := o.start(); err != nil {
+		if err := o.start(); err != nil && !errors.Is(err, errEnded) {
 			o.tb.Error(err) // on the system's goroutine: Fatal is not allowed here
 		}
 	})
@@ -190,6 +198,9 @@ func (o *Operator) Logs() []string {
 }
 
 func (o *Operator) cleanup() {
+	o.mu.Lock()
+	o.ended = true
+	o.mu.Unlock()
 	o.signal(syscall.SIGTERM, 10*time.Second)
 	if !o.tb.Failed() {
 		return
