@@ -78,6 +78,11 @@
 //	... create an object ...
 //	<-killed // the operator died after the create was stored, and runs again
 //
+// To kill it before the system stores a call instead, hold the call with
+// a Fault{Method: http.MethodPost, Times: 1, Hang: true}, wait until
+// [System.InFlight] counts it, and call [Operator.Kill] (then
+// [Operator.Restart]): the hung call ends with its client, unserved.
+//
 // Everything started here (the server, the operator's processes) is
 // stopped when the test ends, also when it fails.
 package fakesystem
