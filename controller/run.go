@@ -104,6 +104,11 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	if err != nil {
 		return err
 	}
+	// Once the manager stops, the controller's objects leave its health
+	// gauges, which outlive it (the default metrics are the process's).
+	if err := mgr.Add(l.Forgetter()); err != nil {
+		return koperrors.WrapKind(koperrors.Config, err, "controller "+b.name, kopmeta.ObjectRef{})
+	}
 	// Every event reaches the queue, and the loop decides there and in
 	// the reconcile what it means (internal/loop, wake.go): For names the
 	// kind, and its events come through the loop's handler, under the

@@ -84,7 +84,9 @@
 // a controller's health series from its first report on: a standby
 // replica serves none, and a new leader's gauges fill as it reconciles the
 // objects its informer lists. [Metrics.ForgetController] drops a
-// controller's series when it stops in a process that keeps running.
+// controller's series when it stops in a process that keeps running; a
+// controller of kopgo's Builder does it itself once its manager has
+// stopped and its reconciles in flight have returned.
 //
 // Opt-in, [Metrics.RegisterObjectSeries] adds one series per unhealthy
 // object (kopgo_object_not_ready_since_timestamp_seconds and

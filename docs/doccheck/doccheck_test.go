@@ -530,3 +530,28 @@ func TestDocumentedNamesExist(t *testing.T) {
 		t.Errorf("checked %v; the documentation files are gone?", files)
 	}
 }
+
+// docs/external.md quotes the test kit's example test verbatim: the quote
+// is the test that make test runs.
+func TestExternalDocsQuoteTheKitsTest(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(root, "test/testkit/fakesystem/docs_example_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := strings.Index(string(src), "func TestLostAnswersMakeNoDuplicates")
+	if start < 0 {
+		t.Fatal("the example test is gone from test/testkit/fakesystem/docs_example_test.go")
+	}
+	end := strings.Index(string(src[start:]), "\n}\n")
+	fn := string(src[start : start+end+3])
+	doc, err := os.ReadFile(filepath.Join(root, "docs/external.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), "```go\n"+fn+"```") {
+		t.Errorf("docs/external.md does not quote the example test as it is in test/testkit/fakesystem/docs_example_test.go:\n%s", fn)
+	}
+	if n := strings.Count(fn, "\n"); n > 40 {
+		t.Errorf("the example test has %d lines; the docs promise under 40", n)
+	}
+}

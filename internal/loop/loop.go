@@ -99,6 +99,8 @@ type Loop[T client.Object] struct {
 
 	queueMu sync.Mutex
 	queue   *wakeQueue
+	// active counts the reconciles in flight (stop.go).
+	active inflight
 
 	mu        sync.Mutex
 	abandoned map[reconcile.Request]chan struct{} // calls past their deadline that have not returned

@@ -61,6 +61,10 @@ type attempt struct {
 // Reconcile implements reconcile.Reconciler: one reconcile, one way (see
 // the package documentation).
 func (l *Loop[T]) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	if !l.active.enter() {
+		return reconcile.Result{}, nil // the controller stopped
+	}
+	defer l.active.leave()
 	start := time.Now()
 	if l.stillRunning(req) {
 		// A call abandoned at its deadline still holds the object: never run
