@@ -30,11 +30,16 @@ func TestLostAnswersMakeNoDuplicates(t *testing.T) {
 	go func() { done <- widgetOperator("docs-"+ns, sys.URL(), ns).Config(c.Config).Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	w := newWidget(t, c, ns, "w", 1) // the operator's custom resource
-	eventually(t, "Ready", func() error { _, err := ready(t, c, w); return err })
-	if held := sys.Find(string(w.UID)); len(held) != 1 { // by the tag Create sent: the UID
-		t.Errorf("%d resources for one Widget: %v", len(held), held)
+	var ws []*widget.Widget // the operator's custom resources
+	for _, name := range []string{"a", "b", "c"} {
+		ws = append(ws, newWidget(t, c, ns, name, 1))
 	}
-	deleteAll(t, c, sys, ns, []*widget.Widget{w}) // waits until the system holds none
-	t.Logf("%+v", sys.Stats()) // requests by method, peak per second, created, deleted
+	for _, w := range ws {
+		eventually(t, "Ready", func() error { _, err := ready(t, c, w); return err })
+		if held := sys.Find(string(w.UID)); len(held) != 1 { // by the tag Create sent: the UID
+			t.Errorf("%s: %d resources: %v", w.Name, len(held), held)
+		}
+	}
+	deleteAll(t, c, sys, ns, ws) // waits until the system holds none
+	t.Logf("%+v", sys.Stats())   // requests by method, peak per second, created, deleted
 }
