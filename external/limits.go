@@ -13,6 +13,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/internal/calls"
+	"github.com/kopgo/kopgo/internal/sleep"
 	"github.com/kopgo/kopgo/internal/telemetry"
 	kopmeta "github.com/kopgo/kopgo/meta"
 )
@@ -138,7 +139,7 @@ func (st *systemState) admit(now time.Time, limit int) time.Duration {
 // room in the last second.
 func (st *systemState) wait(ctx context.Context, now func() time.Time, perSecond float64, burst int) error {
 	limit := int(math.Ceil(perSecond)) + burst
-	if err := sleep(ctx, st.reserve(now(), perSecond, burst)); err != nil {
+	if err := sleep.For(ctx, st.reserve(now(), perSecond, burst)); err != nil {
 		return err
 	}
 	for {
@@ -146,24 +147,9 @@ func (st *systemState) wait(ctx context.Context, now func() time.Time, perSecond
 		if d <= 0 {
 			return nil
 		}
-		if err := sleep(ctx, d); err != nil {
+		if err := sleep.For(ctx, d); err != nil {
 			return err
 		}
-	}
-}
-
-// sleep waits d, or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }
 
