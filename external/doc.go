@@ -7,7 +7,8 @@
 //	connect := func(ctx context.Context, rec *v1.DNSRecord, env *reconciler.Env) (external.Client[*v1.DNSRecord], error) {
 //		var secret corev1.Secret
 //		key := client.ObjectKey{Namespace: rec.Namespace, Name: rec.Spec.SecretRef.Name}
-//		if err := env.Reader.Get(ctx, key, &secret); err != nil {
+//		// Live under References: Env.Client reads the Secrets it names from the API server.
+//		if err := env.Client.Get(ctx, key, &secret); err != nil {
 //			if apierrors.IsNotFound(err) {
 //				err = koperrors.WithReason(koperrors.Terminal(err), "SecretNotFound")
 //			}

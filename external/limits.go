@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -191,7 +192,7 @@ func (r *Reconciler[T]) do(ctx context.Context, c any, obj T, op string, f func(
 	if d, ok := koperrors.RetryAfterOf(err); ok {
 		until := r.now().Add(d)
 		if koperrors.KindOf(err) == koperrors.Unavailable {
-			st.hold(until, fmt.Sprintf("a %s of %s", op, kopmeta.RefOf(obj)))
+			st.hold(until, article(op)+" "+op+" of "+kopmeta.RefOf(obj).String())
 		}
 		r.memos.update(uid, func(m *memo) { m.holdUntil = until })
 	}
@@ -243,4 +244,12 @@ func (r *Reconciler[T]) timedOut(obj client.Object, op string, cause error) erro
 	}
 	return koperrors.WrapKind(koperrors.Timeout, fmt.Errorf("no answer within %s%s: %w", r.callTimeout, outcome, cause),
 		"external "+op+" of", kopmeta.RefOf(obj))
+}
+
+// article is the indefinite article of word ("an observe", "a create").
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

@@ -131,11 +131,14 @@
 // lost): an object deleted while the operator is down waits for it, and
 // gets its Cleanup when the operator is back. An object whose spec is
 // invalid from the start loses the finalizer again: when the reconcile
-// that added it ends in a terminal failure, the finalizer is removed (a
-// terminal failure is a verdict that nothing could be done, so nothing
-// needs undoing), and the object is deleted at once, without a Cleanup
-// call. Deleted while the operator is down, such an object goes at once
-// too; one that was ever reconciled without a terminal failure keeps the
+// that added it ends in a terminal failure having written nothing
+// (through Env.Client or Env.Applier) and called no external system
+// (through the external package), the finalizer is removed (nothing was
+// made, so nothing needs undoing), and the object is deleted at once,
+// without a Cleanup call. Deleted while the operator is down, such an
+// object goes at once too. One whose first reconcile wrote or called
+// before failing (an external resource created, then a 403 reading it
+// back), or that was ever reconciled without a terminal failure, keeps the
 // finalizer until its Cleanup finished. When the object is deleted,
 // Cleanup runs instead of Reconcile:
 //

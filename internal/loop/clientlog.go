@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync/atomic"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -30,6 +32,30 @@ func (c *loggingClient[T]) Patch(ctx context.Context, obj client.Object, patch c
 	return c.logged(ctx, obj, preconditionOf(patch, obj), func() error { return c.Client.Patch(ctx, obj, patch, opts...) })
 }
 
+// Create implements client.Writer, counting the write.
+func (c *loggingClient[T]) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	noteEffect(ctx)
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+// Delete implements client.Writer, counting the write.
+func (c *loggingClient[T]) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	noteEffect(ctx)
+	return c.Client.Delete(ctx, obj, opts...)
+}
+
+// DeleteAllOf implements client.Writer, counting the write.
+func (c *loggingClient[T]) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
+	noteEffect(ctx)
+	return c.Client.DeleteAllOf(ctx, obj, opts...)
+}
+
+// Apply implements client.Writer, counting the write.
+func (c *loggingClient[T]) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	noteEffect(ctx)
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
 // Status implements client.StatusClient, logging writes to a T's status.
 func (c *loggingClient[T]) Status() client.SubResourceWriter {
 	return &loggingStatus[T]{SubResourceWriter: c.Client.Status(), c: c}
@@ -40,6 +66,7 @@ func (c *loggingClient[T]) Status() client.SubResourceWriter {
 // it as a precondition (an Update, a patch with optimistic locking); ""
 // when it does not.
 func (c *loggingClient[T]) logged(ctx context.Context, obj client.Object, precondition string, do func() error) error {
+	noteEffect(ctx)
 	if _, ok := obj.(T); !ok {
 		return do()
 	}
@@ -102,17 +129,37 @@ func preconditionOf(patch client.Patch, obj client.Object) string {
 
 type reconcilingKey struct{}
 
+// reconciling is one reconcile as its context carries it: the object it is
+// for, and how many writes (through Env.Client or the Applier) and calls
+// to external systems it made, so that the loop knows whether it may have
+// made something a cleanup must undo.
+type reconciling struct {
+	key     types.NamespacedName
+	effects atomic.Int64
+}
+
 // withReconciling returns ctx for the reconcile of the object at key: the
-// writes to it made under ctx are the reconcile's own.
-func withReconciling(ctx context.Context, key types.NamespacedName) context.Context {
-	return context.WithValue(ctx, reconcilingKey{}, key)
+// writes to it made under ctx are the reconcile's own, and every write or
+// external call under ctx is counted in the returned reconciling.
+func withReconciling(ctx context.Context, key types.NamespacedName) (context.Context, *reconciling) {
+	r := &reconciling{key: key}
+	return context.WithValue(ctx, reconcilingKey{}, r), r
 }
 
 // reconcilingOf is the object whose reconcile ctx belongs to; the zero
 // name outside a reconcile.
 func reconcilingOf(ctx context.Context) types.NamespacedName {
-	key, _ := ctx.Value(reconcilingKey{}).(types.NamespacedName)
-	return key
+	if r, ok := ctx.Value(reconcilingKey{}).(*reconciling); ok {
+		return r.key
+	}
+	return types.NamespacedName{}
+}
+
+// noteEffect counts a write or an external call of ctx's reconcile.
+func noteEffect(ctx context.Context) {
+	if r, ok := ctx.Value(reconcilingKey{}).(*reconciling); ok {
+		r.effects.Add(1)
+	}
 }
 
 // loggingStatus is loggingClient's status writer.

@@ -226,10 +226,12 @@ func (e *echoes) size() int {
 type childLog[T client.Object] struct {
 	l      *Loop[T]
 	parent reconcile.Request
+	r      *reconciling // counts every write, of any kind
 }
 
 // Begin implements writelog.Log.
 func (c childLog[T]) Begin(gk schema.GroupKind, key types.NamespacedName, uid types.UID, _ string) writelog.Done {
+	c.r.effects.Add(1)
 	if _, ok := c.l.owned[gk]; !ok {
 		return func(types.UID, string) {}
 	}
@@ -238,11 +240,9 @@ func (c childLog[T]) Begin(gk schema.GroupKind, key types.NamespacedName, uid ty
 	return func(uid types.UID, rv string) { c.l.echoes.done(k, w, uid, rv) }
 }
 
-// withChildLog returns ctx carrying the child log of req's reconcile, when
-// the controller watches child kinds.
-func (l *Loop[T]) withChildLog(ctx context.Context, req reconcile.Request) context.Context {
-	if len(l.owned) == 0 {
-		return ctx
-	}
-	return writelog.Into(ctx, childLog[T]{l: l, parent: req})
+// withChildLog returns ctx carrying the child log of req's reconcile r:
+// the Applier's writes are counted, and those of the child kinds the
+// controller watches recorded.
+func (l *Loop[T]) withChildLog(ctx context.Context, req reconcile.Request, r *reconciling) context.Context {
+	return writelog.Into(ctx, childLog[T]{l: l, parent: req, r: r})
 }

@@ -194,7 +194,11 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 	}
 	uctx, release := drain(ctx, l.o.Drain)
 	defer release()
-	uctx = calls.Into(l.withChildLog(withReconciling(uctx, req.NamespacedName), req), l.calls)
+	uctx, rec := withReconciling(uctx, req.NamespacedName)
+	uctx = calls.Into(l.withChildLog(uctx, req, rec), func(op string, err error, d time.Duration) {
+		rec.effects.Add(1)
+		l.calls(op, err, d)
+	})
 	added := false
 	if a.phase == phaseReconcile {
 		var stop bool
@@ -217,7 +221,7 @@ func (l *Loop[T]) run(ctx context.Context, req reconcile.Request, obj T, ph phas
 		a.action, a.abandoned, a.err = l.call(uctx, req, func(c context.Context) (reconciler.Action, error) {
 			return l.r.Reconcile(c, obj, l.env)
 		})
-		if added && !a.abandoned && koperrors.IsTerminal(a.err) {
+		if added && !a.abandoned && koperrors.IsTerminal(a.err) && rec.effects.Load() == 0 {
 			l.dropFinalizer(uctx, obj)
 		}
 	}
@@ -269,8 +273,11 @@ func (l *Loop[T]) ensureFinalizer(ctx context.Context, obj T, a *attempt) (added
 }
 
 // dropFinalizer removes the finalizer this reconcile added, after a
-// terminal failure: an object whose spec is invalid from the start made
-// nothing to clean up, and is deleted at once, without a Cleanup call. A
+// terminal failure of a reconcile that wrote nothing (through Env.Client
+// or the Applier) and called no external system: an object whose spec is
+// invalid from the start made nothing to clean up, and is deleted at once,
+// without a Cleanup call. One that wrote or called (an external resource
+// created, then a 401 on reading it back) keeps the finalizer. A
 // failure to remove it is only logged: the finalizer then stays until the
 // object is valid or deleted (Cleanup runs then).
 func (l *Loop[T]) dropFinalizer(ctx context.Context, obj T) {
