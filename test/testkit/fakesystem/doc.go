@@ -36,6 +36,10 @@
 // second resource with the same tag, so duplicates can be counted
 // ([System.Find]).
 //
+// With [Options.Validate] the system checks a write's body as a real API
+// does: the function's error is answered 400 {"error": <its message>}
+// and nothing is stored.
+//
 // With [Options.Tokens] (and [System.SetTokens], [System.Revoke]) every
 // request needs "Authorization: Bearer <token>"; others are answered 401.
 //
@@ -77,6 +81,16 @@
 //	killed := op.KillAt(sys, func(w fakesystem.Write) bool { return w.Method == http.MethodPost })
 //	... create an object ...
 //	<-killed // the operator died after the create was stored, and runs again
+//
+// [System.OnAnswer] calls a function once a request's answer has reached
+// its client, and [Operator.KillAfter] arms it: kill the operator there to
+// have it die after it got a create's answer and before it recorded the
+// ID, or at its first read of the new resource ([Answered.Resource] of
+// the create tells which ID it got):
+//
+//	killed := op.KillAfter(sys, func(a fakesystem.Answered) bool {
+//		return a.Method == http.MethodPost && a.Status == http.StatusCreated
+//	})
 //
 // To kill it before the system stores a call instead, hold the call with
 // a Fault{Method: http.MethodPost, Times: 1, Hang: true}, wait until

@@ -201,7 +201,26 @@ func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.Hand
 		req.Injected = f != nil
 		req.Duration = time.Since(req.Time)
 		s.record(req)
+		s.answered(w, req, a)
 	}
+}
+
+// answered flushes the answer and calls the [System.OnAnswer] hook.
+func (s *System) answered(w http.ResponseWriter, req Request, a answer) {
+	s.mu.Lock()
+	hook := s.onAns
+	s.mu.Unlock()
+	if hook == nil {
+		return
+	}
+	if fl, ok := w.(http.Flusher); ok && a.status != 0 {
+		fl.Flush()
+	}
+	out := Answered{Request: req}
+	if res, ok := a.body.(Resource); ok {
+		out.Resource = &res
+	}
+	hook(out)
 }
 
 // wait delays the request by d, or holds it with hang, until the client
@@ -248,7 +267,15 @@ func writeJSON(w http.ResponseWriter, a answer) {
 		w.WriteHeader(a.status)
 		return
 	}
+	// With its length set, the answer is complete for the client once
+	// flushed, before the handler returns (see System.OnAnswer).
+	b, err := json.Marshal(a.body)
+	if err != nil {
+		b, a.status = []byte(`{"error": "encode the answer"}`), http.StatusInternalServerError
+	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(a.status)
-	_ = json.NewEncoder(w).Encode(a.body)
+	_, _ = w.Write(b)
 }

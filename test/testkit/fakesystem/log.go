@@ -23,6 +23,17 @@ type Request struct {
 	Duration time.Duration
 }
 
+// Answered is a request the system answered, as [System.OnAnswer] sees
+// it.
+type Answered struct {
+	// Request is the request as logged.
+	Request
+	// Resource is the resource the answer carried: that of a create, a
+	// read or an update served; nil for a list, a delete's 204, an error
+	// or an injected fault (a lost answer carries none).
+	Resource *Resource
+}
+
 // Stats are counts over the log, since the system started or since
 // [System.ResetLog].
 type Stats struct {
