@@ -64,8 +64,9 @@
 // Every request is logged ([System.Requests]: time, method, path, token,
 // status, whether a fault applied). [System.Count] counts the requests of
 // a method to a path pattern, [System.Stats] counts by method, the peak
-// per second and the resources created and deleted, and [System.InFlight]
-// the requests not answered yet (hung ones included). Assert on these
+// per second and the resources created and deleted, [System.InFlight]
+// the requests not answered yet (hung ones included) and [System.Pending]
+// which they are. Assert on these
 // counts, not on time.
 //
 // # Killing the operator at the worst moment
@@ -94,8 +95,9 @@
 //
 // To kill it before the system stores a call instead, hold the call with
 // a Fault{Method: http.MethodPost, Times: 1, Hang: true}, wait until
-// [System.InFlight] counts it, and call [Operator.Kill] (then
-// [Operator.Restart]): the hung call ends with its client, unserved.
+// [System.Pending] lists it (or [System.InFlight] counts it, when no other
+// call can be in flight), and call [Operator.Restart]: the hung call ends
+// with its client, unserved.
 //
 // Everything started here (the server, the operator's processes) is
 // stopped when the test ends, also when it fails.

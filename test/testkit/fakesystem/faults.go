@@ -152,6 +152,7 @@ func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.Hand
 		defer s.inFlight.Add(-1)
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		req := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: token}
+		defer s.arrived(req)()
 		// Read the body first: net/http notices that the client left (and
 		// ends the request's context) only once the body is read.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))

@@ -1,6 +1,7 @@
 package fakesystem_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,4 +137,38 @@ func TestOnAnswerRunsOnceTheClientHasItsAnswer(t *testing.T) {
 	if d := cmp.Diff(want, seen); d != "" {
 		t.Errorf("hook calls (none after OnAnswer(nil)), -want +got:\n%s", d)
 	}
+}
+
+// Pending names the requests not answered yet, so that a test can wait
+// for the one it means (a hung create) among others in flight.
+func TestPendingNamesTheUnansweredRequests(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	if err := sys.Inject(fakesystem.Fault{Method: http.MethodPost, Hang: true},
+		fakesystem.Fault{Method: http.MethodGet, Path: "/v1/resources/slow", Hang: true}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { do(ctx, t, sys, http.MethodGet, "/v1/resources/slow", "", "") })
+	wg.Go(func() { do(ctx, t, sys, http.MethodPost, "/v1/resources", "", `{"tag": "k"}`) })
+	do(t.Context(), t, sys, http.MethodGet, "/v1/resources", "", "") // answered: not pending
+	eventually(t, "the GET and the POST pending", func() error {
+		got := map[string]int{}
+		for _, r := range sys.Pending() {
+			got[fmt.Sprint(r.Method, " ", r.Path, " ", r.Status)]++
+		}
+		if want := map[string]int{"GET /v1/resources/slow 0": 1, "POST /v1/resources 0": 1}; !cmp.Equal(got, want) {
+			return fmt.Errorf("pending %v, want %v", got, want)
+		}
+		return nil
+	})
+	cancel()
+	wg.Wait()
+	eventually(t, "nothing pending", func() error {
+		if p := sys.Pending(); len(p) != 0 {
+			return fmt.Errorf("pending %v", p)
+		}
+		return nil
+	})
 }

@@ -78,8 +78,11 @@ type System struct {
 	onAns   func(Answered)
 	valid   func(Resource) error
 	log     []Request
-	created int
-	deleted int
+	// pending are the requests not answered yet, by arrival number.
+	pending  map[uint64]Request
+	arrivals uint64
+	created  int
+	deleted  int
 }
 
 // New starts a System on a free loopback port. Call [System.Close] when
@@ -100,7 +103,8 @@ func New(o Options) (*System, error) {
 	s := &System{
 		path: o.Path, prefix: o.IDPrefix, closed: make(chan struct{}),
 		res: map[string]*entry{}, async: o.Async, valid: o.Validate,
-		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+		pending: map[uint64]Request{},
+		rng:     rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
 	}
 	if o.Tokens != nil {
 		s.SetTokens(o.Tokens...)
