@@ -19,7 +19,7 @@
 //	GET    /v1/records/{id}     read -> 200 Record, 404 when gone
 //	PUT    /v1/records/{id}     update zone, name, type, value and ttl (the tag stays) -> 200 Record, 404 when gone
 //	DELETE /v1/records/{id}     delete -> 204, 404 when gone
-//	GET    /v1/records?tag=T    list the records with tag T (all without tag) -> 200 {"records": [...]}
+//	GET    /v1/records?tag=T    list the records with tag T (all without tag) -> 200 {"resources": [...]}, as fakesystem lists
 //
 // The tag is the client's: an owner or idempotency key it can search by
 // (the operator passes its object's UID). The provider does not refuse a
