@@ -1,8 +1,12 @@
 // Package provider is a small DNS provider: an in-memory store of DNS
 // records behind a JSON HTTP API with bearer-token authentication, the
-// external system that the DNSRecord example operator manages. Tests serve
-// it in-process ([NewServer] is an [http.Handler], for httptest); the demo
-// runs it as a local process (cmd/provider).
+// external system that the DNSRecord example operator manages. The demo
+// serves it in-process ([NewServer] is an [http.Handler], for httptest);
+// cmd/provider serves it on its own, with its controls over HTTP. The
+// end-to-end tests use the test kit's fake system
+// (test/testkit/fakesystem) instead, which serves the same record API (a
+// list under "resources") and refuses the same bodies through
+// [Record.Validate].
 //
 // It is a test double built to be hostile in controlled ways: it fails a
 // chosen fraction of requests, throttles with Retry-After, adds latency,
