@@ -8,5 +8,7 @@
 // provider (an HTTP API with failure injection) is package provider and
 // cmd/provider, the API is api/v1alpha1, the operator, built on kopgo's
 // external package, is package operator and cmd/dnsrecord, and the
-// walkthrough `make demo-external` runs is package demo.
+// walkthrough `make demo-external` runs is package demo. The end-to-end
+// tests (e2e) run the operator against the test kit's fake system
+// (test/testkit/fakesystem) instead, as you would test your own operator.
 package dnsrecord

@@ -1,19 +1,15 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/kopgo/kopgo/examples/dnsrecord/api/v1alpha1"
-	"github.com/kopgo/kopgo/examples/dnsrecord/provider"
 	"github.com/kopgo/kopgo/external"
+	"github.com/kopgo/kopgo/test/testkit/fakesystem"
 )
 
 // killPoint is a step of a create at which the operator process is killed.
@@ -27,7 +23,7 @@ const (
 	afterStore
 	// afterAnswer: the answer is sent; the ID may or may not be recorded.
 	afterAnswer
-	// afterRecord: the ID is recorded; the first observe is under way.
+	// afterRecord: the ID is recorded; the first observe was answered.
 	afterRecord
 	killPoints
 )
@@ -37,72 +33,53 @@ func (k killPoint) String() string {
 		"after the answer, before or while the ID is recorded", "after the ID is recorded, at the first observe"}[k]
 }
 
-// killer sits in front of the provider and SIGKILLs the operator process
-// at the armed point of the next create.
-type killer struct {
-	p    *provider.Server
-	mu   sync.Mutex
-	at   killPoint
-	kill func() // nil: disarmed
-	// created is the ID of the record whose first observe is awaited
-	// (afterRecord).
-	created string
-}
-
-func (k *killer) arm(at killPoint, kill func()) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.at, k.kill, k.created = at, kill, ""
-}
-
-// fire kills the process if armed at point at, once.
-func (k *killer) fire(at killPoint) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.kill == nil || k.at != at {
-		return false
-	}
-	k.kill()
-	k.kill = nil
-	return true
-}
-
-func (k *killer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	create := r.Method == http.MethodPost && r.URL.Path == "/v1/records"
-	if create && k.fire(beforeCreate) {
-		http.Error(w, "the client is gone", http.StatusServiceUnavailable)
-		return
-	}
-	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/records/") {
-		k.mu.Lock()
-		first := k.created != "" && strings.TrimPrefix(r.URL.Path, "/v1/records/") == k.created
-		k.mu.Unlock()
-		if first && k.fire(afterRecord) {
-			http.Error(w, "the client is gone", http.StatusServiceUnavailable)
-			return
+// killAt arms the kill of the operator at point at of the next create
+// (and its start again); the channel is closed once it runs again. For
+// beforeCreate it holds the create (a Hang fault), and killHeld kills.
+func killAt(t *testing.T, sys *fakesystem.System, op *fakesystem.Operator, at killPoint) <-chan struct{} {
+	t.Helper()
+	isCreate := func(method, path string) bool { return method == http.MethodPost && path == "/v1/records" }
+	switch at {
+	case beforeCreate:
+		if err := sys.Inject(fakesystem.Fault{Method: http.MethodPost, Path: "/v1/records", Times: 1, Hang: true}); err != nil {
+			t.Fatal(err)
 		}
+		return nil
+	case afterStore:
+		return op.KillAt(sys, func(w fakesystem.Write) bool { return isCreate(w.Method, w.Path) })
+	case afterAnswer:
+		return op.KillAfter(sys, func(a fakesystem.Answered) bool {
+			return isCreate(a.Method, a.Path) && a.Status == http.StatusCreated
+		})
+	default: // afterRecord: the first GET of the ID the create answered
+		var (
+			mu sync.Mutex
+			id string
+		)
+		return op.KillAfter(sys, func(a fakesystem.Answered) bool {
+			mu.Lock()
+			defer mu.Unlock()
+			if isCreate(a.Method, a.Path) && a.Status == http.StatusCreated && a.Resource != nil {
+				id = a.Resource.ID
+			}
+			return id != "" && a.Method == http.MethodGet && a.Path == "/v1/records/"+id
+		})
 	}
-	if !create {
-		k.p.ServeHTTP(w, r)
-		return
-	}
-	rec := httptest.NewRecorder()
-	k.p.ServeHTTP(rec, r)
-	maps.Copy(w.Header(), rec.Header())
-	w.WriteHeader(rec.Code)
-	_, _ = w.Write(rec.Body.Bytes())
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush()
-	}
-	if rec.Code == http.StatusCreated {
-		var made provider.Record
-		if err := json.Unmarshal(rec.Body.Bytes(), &made); err == nil {
-			k.mu.Lock()
-			k.created = made.ID
-			k.mu.Unlock()
+}
+
+// killHeld waits until the provider holds a create, then kills the
+// operator and starts it again: the held call ends unserved.
+func killHeld(t *testing.T, sys *fakesystem.System, op *fakesystem.Operator) {
+	t.Helper()
+	eventually(t, 60*time.Second, "a create held by the provider", func() error {
+		for _, r := range sys.Pending() {
+			if r.Method == http.MethodPost {
+				return nil
+			}
 		}
-		k.fire(afterAnswer)
-	}
+		return fmt.Errorf("%d requests pending, no create", len(sys.Pending()))
+	})
+	op.Restart()
 }
 
 // The operator process is SIGKILLed 100 times, once during the create of
@@ -117,30 +94,28 @@ func TestSIGKILLAtEachCreateStep(t *testing.T) {
 	}
 	ns := cluster.Namespace(t)
 	secret(t, ns, "creds", token)
-	p := provider.NewServer(provider.Options{Tokens: []string{token}})
-	k := &killer{p: p}
-	p.OnCreate(func(provider.Record) { k.fire(afterStore) })
-	srv := httptest.NewServer(k)
-	t.Cleanup(srv.Close)
+	sys := serveProvider(t)
 	const period = time.Hour // no drift checks: only the creates matter here
 
-	proc := startProcess(t, ns, srv.URL, period, "operator-0.log")
+	op := fakesystem.StartOperator(t, operatorCmd(ns, sys.URL(), period))
 	kills := map[killPoint]int{}
 	records := make([]*v1alpha1.DNSRecord, n)
 	start := time.Now()
 	for i := range n {
 		at := killPoint(i % int(killPoints))
-		killed := make(chan struct{})
-		victim := proc
-		k.arm(at, func() { victim.kill(); close(killed) })
+		killed := killAt(t, sys, op, at)
 		records[i] = record(t, ns, fmt.Sprintf("r%03d", i), i, "creds")
-		select {
-		case <-killed:
+		if killed == nil {
+			killHeld(t, sys, op)
 			kills[at]++
-		case <-time.After(60 * time.Second):
-			t.Fatalf("record %d: the operator was not killed %s within 60 s", i, at)
+		} else {
+			select {
+			case <-killed:
+				kills[at]++
+			case <-time.After(60 * time.Second):
+				t.Fatalf("record %d: the operator was not killed %s within 60 s", i, at)
+			}
 		}
-		proc = startProcess(t, ns, srv.URL, period, fmt.Sprintf("operator-%d.log", i+1))
 		eventually(t, 60*time.Second, fmt.Sprintf("record %d (killed %s) Ready", i, at), func() error {
 			got, err := get(t, records[i])
 			if err != nil {
@@ -152,16 +127,18 @@ func TestSIGKILLAtEachCreateStep(t *testing.T) {
 			return nil
 		})
 	}
-	t.Logf("%d kills (%v) and restarts in %s", n, kills, time.Since(start).Round(time.Second))
+	t.Logf("%d kills (%v), %d starts, in %s", op.Kills(), kills, op.Starts(), time.Since(start).Round(time.Second))
+	if op.Kills() != n {
+		t.Errorf("operator killed %d times, want %d", op.Kills(), n)
+	}
 
-	tags := byTag(p)
 	duplicates := 0
 	for i, r := range records {
 		got, err := get(t, r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		held := tags[string(got.UID)]
+		held := sys.Find(string(got.UID))
 		if len(held) != 1 {
 			duplicates += max(0, len(held)-1)
 			t.Errorf("record %d (killed %s): %d provider records", i, killPoint(i%int(killPoints)), len(held))
@@ -171,10 +148,12 @@ func TestSIGKILLAtEachCreateStep(t *testing.T) {
 			t.Errorf("record %d records ID %q, the provider holds %q", i, id, held[0].ID)
 		}
 	}
-	if total := len(p.Records()); total != n {
+	if total := len(sys.Resources()); total != n {
 		t.Errorf("provider records: %d, want %d", total, n)
 	}
-	t.Logf("provider: %d records for %d DNSRecords, %d duplicates; creates stored %d", len(p.Records()), n, duplicates, p.Stats().Creates)
+	st := sys.Stats()
+	t.Logf("provider: %d records for %d DNSRecords, %d duplicates; creates stored %d, %d POSTs, %d requests",
+		len(sys.Resources()), n, duplicates, st.Created, st.ByMethod[http.MethodPost], st.Requests)
 
 	for _, r := range records {
 		if err := cluster.Client().Delete(t.Context(), r); err != nil {
@@ -197,7 +176,7 @@ func TestSIGKILLAtEachCreateStep(t *testing.T) {
 		}
 		return nil
 	})
-	if left := p.Records(); len(left) != 0 {
+	if left := sys.Resources(); len(left) != 0 {
 		t.Errorf("leaked at the provider: %d records", len(left))
 	}
 }

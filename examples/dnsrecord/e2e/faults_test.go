@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"sync"
@@ -12,9 +13,9 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	"github.com/kopgo/kopgo/examples/dnsrecord/api/v1alpha1"
-	"github.com/kopgo/kopgo/examples/dnsrecord/provider"
 	"github.com/kopgo/kopgo/external"
 	"github.com/kopgo/kopgo/status"
+	"github.com/kopgo/kopgo/test/testkit/fakesystem"
 )
 
 // parallel runs f(i) for i in [0, n) on 10 goroutines.
@@ -44,10 +45,21 @@ func TestProviderFaultsWhileRecordsComeAndGo(t *testing.T) {
 	const n = 100
 	ns := cluster.Namespace(t)
 	secret(t, ns, "creds", token)
-	p, url := serveProvider(t)
-	p.SetFaults(provider.Faults{Seed: 28, ServerError: 0.03, GatewayTimeout: 0.02, TooManyRequests: 0.03, RetryAfter: time.Second,
-		Latency: 0.02, Delay: 200 * time.Millisecond, Jitter: 300 * time.Millisecond})
-	runOperator(t, "dns-faults", ns, url, 5*time.Second)
+	sys := serveProvider(t)
+	// About 10% of the answers: a request meets the first fault whose
+	// draw selects it.
+	if err := sys.Inject(
+		fakesystem.Fault{Rate: 0.01, Status: http.StatusInternalServerError},
+		fakesystem.Fault{Rate: 0.01, Status: http.StatusBadGateway},
+		fakesystem.Fault{Rate: 0.01, Status: http.StatusServiceUnavailable},
+		fakesystem.Fault{Rate: 0.02, LoseAnswer: true, Status: http.StatusGatewayTimeout}, // after the write took effect
+		fakesystem.Fault{Rate: 0.03, Status: http.StatusTooManyRequests, RetryAfter: time.Second},
+		fakesystem.Fault{Rate: 0.01, Latency: 200 * time.Millisecond},
+		fakesystem.Fault{Rate: 0.01, Latency: 500 * time.Millisecond},
+	); err != nil {
+		t.Fatal(err)
+	}
+	runOperator(t, "dns-faults", ns, sys.URL(), 5*time.Second)
 
 	records := make([]*v1alpha1.DNSRecord, n)
 	parallel(n, func(i int) { records[i] = record(t, ns, fmt.Sprintf("r%03d", i), i, "creds") })
@@ -65,14 +77,14 @@ func TestProviderFaultsWhileRecordsComeAndGo(t *testing.T) {
 	})
 	start := time.Now()
 	eventually(t, 3*time.Minute, "the provider holds exactly the live set", func() error {
-		tags := byTag(p)
 		for i, r := range records {
 			got, err := get(t, r)
+			held := sys.Find(string(r.UID))
 			if i%2 == 0 {
 				if koperrors.KindOf(err) != koperrors.NotFound {
 					return fmt.Errorf("%s not gone: %w", r.Name, err)
 				}
-				if len(tags[string(r.UID)]) != 0 {
+				if len(held) != 0 {
 					return fmt.Errorf("%s gone, its record is not", r.Name)
 				}
 				continue
@@ -80,27 +92,24 @@ func TestProviderFaultsWhileRecordsComeAndGo(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			held := tags[string(r.UID)]
-			if len(held) != 1 || held[0].Value != r.Spec.Value || !ready(got) {
+			if len(held) != 1 || value(held[0]) != r.Spec.Value || !ready(got) {
 				return fmt.Errorf("%s: %d records %v, Ready %v", r.Name, len(held), held, status.Get(got, status.Ready))
 			}
 		}
-		if total := len(p.Records()); total != n/2 {
+		if total := len(sys.Resources()); total != n/2 {
 			return fmt.Errorf("%d records at the provider, want %d", total, n/2)
 		}
 		return nil
 	})
-	st := p.Stats()
+	st := sys.Stats()
 	faults := 0
-	for _, byStatus := range st.Requests {
-		for code, c := range byStatus {
-			if code >= 429 {
-				faults += c
-			}
+	for _, r := range sys.Requests() {
+		if r.Status == http.StatusTooManyRequests || r.Status >= 500 {
+			faults++
 		}
 	}
 	t.Logf("settled %s after the last delete; provider: %d requests, %d answered 429/5xx, %d creates stored for %d records",
-		time.Since(start).Round(time.Millisecond), st.Total(), faults, st.Creates, n)
+		time.Since(start).Round(time.Millisecond), st.Requests, faults, st.Created, n)
 }
 
 // Drift behind the operator's back, a value changed or a record deleted
@@ -110,8 +119,8 @@ func TestDriftCorrectedWithinOnePeriod(t *testing.T) {
 	const n, period = 20, 3 * time.Second
 	ns := cluster.Namespace(t)
 	secret(t, ns, "creds", token)
-	p, url := serveProvider(t)
-	runOperator(t, "dns-drift", ns, url, period)
+	sys := serveProvider(t)
+	runOperator(t, "dns-drift", ns, sys.URL(), period)
 	records := make([]*v1alpha1.DNSRecord, n)
 	parallel(n, func(i int) { records[i] = record(t, ns, fmt.Sprintf("r%03d", i), i, "creds") })
 	ids := make([]string, n)
@@ -128,9 +137,9 @@ func TestDriftCorrectedWithinOnePeriod(t *testing.T) {
 	for i, id := range ids {
 		var err error
 		if i%2 == 0 {
-			err = p.SetValue(id, "10.99.99.99")
+			err = sys.Set(id, "value", "10.99.99.99")
 		} else {
-			err = p.Remove(id)
+			err = sys.Remove(id)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -139,13 +148,12 @@ func TestDriftCorrectedWithinOnePeriod(t *testing.T) {
 	drifted := time.Now()
 	corrected := make([]time.Duration, n)
 	eventually(t, period*5/4+5*time.Second, "every drift corrected", func() error {
-		tags := byTag(p)
 		left := 0
 		for i, r := range records {
 			if corrected[i] > 0 {
 				continue
 			}
-			if held := tags[string(r.UID)]; len(held) == 1 && held[0].Value == r.Spec.Value {
+			if held := sys.Find(string(r.UID)); len(held) == 1 && value(held[0]) == r.Spec.Value {
 				corrected[i] = time.Since(drifted)
 				continue
 			}
@@ -160,7 +168,7 @@ func TestDriftCorrectedWithinOnePeriod(t *testing.T) {
 	// The bound is the eventually above (a period and a quarter, plus
 	// slack for a shared machine); the figure is reported.
 	t.Logf("drift corrected in %s at the slowest (period %s)", slowest.Round(time.Millisecond), period)
-	if total := len(p.Records()); total != n {
+	if total := len(sys.Resources()); total != n {
 		t.Errorf("provider holds %d records, want %d", total, n)
 	}
 }
@@ -176,8 +184,8 @@ func TestIdleRequestProfile(t *testing.T) {
 	}
 	ns := cluster.Namespace(t)
 	secret(t, ns, "creds", token)
-	p, url := serveProvider(t)
-	runOperator(t, "dns-idle", ns, url, period)
+	sys := serveProvider(t)
+	runOperator(t, "dns-idle", ns, sys.URL(), period)
 	records := make([]*v1alpha1.DNSRecord, n)
 	parallel(n, func(i int) { records[i] = record(t, ns, fmt.Sprintf("r%03d", i), i, "creds") })
 	eventually(t, 2*time.Minute, "every record Ready", func() error {
@@ -189,25 +197,24 @@ func TestIdleRequestProfile(t *testing.T) {
 		return nil
 	})
 	time.Sleep(period * 5 / 4) // every record's first scheduled check is past
-	p.ResetStats()
+	sys.ResetLog()
+	from := time.Now()
 	time.Sleep(period)
-	st := p.Stats()
-	gets, others := st.Total(provider.OpGet), st.Total()-st.Total(provider.OpGet)
-	busy := 0
-	for _, c := range st.PerSecond {
-		if c > 0 {
-			busy++
-		}
+	st := sys.Stats()
+	gets, others := st.ByMethod[http.MethodGet], st.Requests-st.ByMethod[http.MethodGet]
+	seconds := map[int64]bool{}
+	for _, r := range sys.Requests() {
+		seconds[r.Time.Unix()] = true
 	}
 	t.Logf("%d records, period %s: %d GETs in one period (%d other requests), peak %d/s, %d of %d seconds with requests",
-		n, period, gets, others, st.Peak(), busy, len(st.PerSecond))
+		n, period, gets, others, st.PeakPerSecond, len(seconds), time.Now().Unix()-from.Unix()+1)
 	if others != 0 {
 		t.Errorf("idle requests other than GET: %d", others)
 	}
 	if gets < n*9/10 || gets > n*11/10 {
 		t.Errorf("GETs in one period: %d, want about %d (one per record)", gets, n)
 	}
-	if mean := float64(n) / period.Seconds(); float64(st.Peak()) > 4*mean+3 {
-		t.Errorf("peak %d requests in one second, want them spread (mean %.1f/s)", st.Peak(), mean)
+	if mean := float64(n) / period.Seconds(); float64(st.PeakPerSecond) > 4*mean+3 {
+		t.Errorf("peak %d requests in one second, want them spread (mean %.1f/s)", st.PeakPerSecond, mean)
 	}
 }

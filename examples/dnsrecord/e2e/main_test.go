@@ -1,18 +1,17 @@
 // Package e2e tests the DNSRecord operator against a real API server and
-// the example's provider: crash safety with the operator process SIGKILLed
-// at each step of a create, provider failures while objects come and go,
-// drift, credentials from a Secret, and the idle request profile.
+// a fake DNS provider, package fakesystem's (its faults, request log and
+// operator process, as you would test your own operator): crash safety
+// with the operator process SIGKILLed at each step of a create, provider
+// failures while objects come and go, drift, credentials from a Secret,
+// and the idle request profile.
 package e2e
 
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +28,7 @@ import (
 	"github.com/kopgo/kopgo/external"
 	"github.com/kopgo/kopgo/status"
 	"github.com/kopgo/kopgo/test/testkit"
+	"github.com/kopgo/kopgo/test/testkit/fakesystem"
 )
 
 var (
@@ -99,60 +99,38 @@ func runOperator(t *testing.T, name, ns, providerURL string, period time.Duratio
 	})
 }
 
-// process is an operator process.
-type process struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	log  string
-}
-
-// startProcess starts the operator in a child process; it is stopped when
-// the test ends, if it still runs.
-func startProcess(t *testing.T, ns, providerURL string, period time.Duration, logName string) *process {
-	t.Helper()
-	out, err := os.Create(filepath.Join(t.TempDir(), logName))
-	if err != nil {
-		t.Fatal(err)
-	}
+// operatorCmd is the operator as a child process (the test binary run
+// again, see operatorMain), for [fakesystem.StartOperator].
+func operatorCmd(ns, providerURL string, period time.Duration) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), operatorEnv+"=1", "KOPGO_TEST_KUBECONFIG="+cluster.Kubeconfig,
 		"KOPGO_TEST_NAMESPACE="+ns, "KOPGO_TEST_PROVIDER="+providerURL, "KOPGO_TEST_PERIOD="+period.String())
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, done: make(chan struct{}), log: out.Name()}
-	go func() { _ = cmd.Wait(); close(p.done); _ = out.Close() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			_ = cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			data, _ := os.ReadFile(p.log)
-			lines := strings.Split(string(data), "\n")
-			t.Logf("%s:\n%s", logName, strings.Join(lines[max(0, len(lines)-30):], "\n"))
-		}
-	})
-	return p
+	return cmd
 }
 
-// kill SIGKILLs the process and waits until it is gone.
-func (p *process) kill() {
-	_ = p.cmd.Process.Kill()
-	<-p.done
-}
-
-// serveProvider serves a provider accepting token until the test ends.
-func serveProvider(t *testing.T) (*provider.Server, string) {
+// serveProvider serves the DNS provider, a fakesystem at /v1/records that
+// accepts token and refuses a bad record as the real one does (400), until
+// the test ends.
+func serveProvider(t *testing.T) *fakesystem.System {
 	t.Helper()
-	p := provider.NewServer(provider.Options{Tokens: []string{token}})
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	return p, srv.URL
+	return fakesystem.Start(t, fakesystem.Options{Path: "/v1/records", IDPrefix: "rec-", Tokens: []string{token}, Validate: validRecord})
+}
+
+// validRecord refuses what the provider refuses: a bad zone, name, type,
+// value or TTL (see provider.Record.Validate).
+func validRecord(res fakesystem.Resource) error {
+	var r provider.Record
+	if err := res.Decode(&r); err != nil {
+		return err
+	}
+	return r.Validate()
+}
+
+// value is the value of the provider's record res.
+func value(res fakesystem.Resource) string {
+	var r provider.Record
+	_ = res.Decode(&r)
+	return r.Value
 }
 
 // secret creates the Secret holding the provider's token in ns.
@@ -206,13 +184,4 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() er
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// byTag groups the provider's records by tag.
-func byTag(p *provider.Server) map[string][]provider.Record {
-	out := map[string][]provider.Record{}
-	for _, r := range p.Records() {
-		out[r.Tag] = append(out[r.Tag], r)
-	}
-	return out
 }

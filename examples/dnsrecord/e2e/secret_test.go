@@ -35,12 +35,12 @@ func TestCredentialsFromTheNamedSecret(t *testing.T) {
 	const period = 2 * time.Second
 	ns := cluster.Namespace(t)
 	creds := secret(t, ns, "creds", token)
-	p, url := serveProvider(t)
-	runOperator(t, "dns-secret", ns, url, period)
+	sys := serveProvider(t)
+	runOperator(t, "dns-secret", ns, sys.URL(), period)
 
 	r := record(t, ns, "www", 1, "creds")
 	waitCondition(t, r, 30*time.Second, status.Ready, "")
-	p.SetTokens("rotated")
+	sys.SetTokens("rotated")
 	waitCondition(t, r, period*5/4+10*time.Second, status.Stalled, "Unauthorized")
 	creds.Data[v1alpha1.TokenKey] = []byte("rotated")
 	if err := cluster.Client().Update(t.Context(), creds); err != nil {
@@ -56,7 +56,7 @@ func TestCredentialsFromTheNamedSecret(t *testing.T) {
 	pickedUp := waitCondition(t, late, 10*time.Second, status.Ready, "").Sub(created)
 	t.Logf("Ready again %s after the Secret's update, %s after a late Secret's creation (polled every 50 ms)",
 		recovered.Round(time.Millisecond), pickedUp.Round(time.Millisecond))
-	if held := byTag(p)[string(late.UID)]; len(held) != 1 {
+	if held := sys.Find(string(late.UID)); len(held) != 1 {
 		t.Errorf("late record: %d provider records, want 1", len(held))
 	}
 }

@@ -1,8 +1,12 @@
 // Package provider is a small DNS provider: an in-memory store of DNS
 // records behind a JSON HTTP API with bearer-token authentication, the
-// external system that the DNSRecord example operator manages. Tests serve
-// it in-process ([NewServer] is an [http.Handler], for httptest); the demo
-// runs it as a local process (cmd/provider).
+// external system that the DNSRecord example operator manages. The demo
+// serves it in-process ([NewServer] is an [http.Handler], for httptest);
+// cmd/provider serves it on its own, with its controls over HTTP. The
+// end-to-end tests use the test kit's fake system
+// (test/testkit/fakesystem) instead, which serves the same record API (a
+// list under "resources") and refuses the same bodies through
+// [Record.Validate].
 //
 // It is a test double built to be hostile in controlled ways: it fails a
 // chosen fraction of requests, throttles with Retry-After, adds latency,
@@ -19,7 +23,7 @@
 //	GET    /v1/records/{id}     read -> 200 Record, 404 when gone
 //	PUT    /v1/records/{id}     update zone, name, type, value and ttl (the tag stays) -> 200 Record, 404 when gone
 //	DELETE /v1/records/{id}     delete -> 204, 404 when gone
-//	GET    /v1/records?tag=T    list the records with tag T (all without tag) -> 200 {"records": [...]}
+//	GET    /v1/records?tag=T    list the records with tag T (all without tag) -> 200 {"resources": [...]}, as fakesystem lists
 //
 // The tag is the client's: an owner or idempotency key it can search by
 // (the operator passes its object's UID). The provider does not refuse a

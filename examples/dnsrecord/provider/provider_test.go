@@ -120,8 +120,8 @@ func TestAPI(t *testing.T) {
 		{name: "update a missing record", method: "PUT", path: "/v1/records/rec-9", body: www, wantStatus: 404},
 		{name: "delete", method: "DELETE", path: "/v1/records/rec-1", wantStatus: 204, wantRecords: []provider.Record{other}},
 		{name: "delete a missing record", method: "DELETE", path: "/v1/records/rec-9", wantStatus: 404},
-		{name: "list by tag", method: "GET", path: "/v1/records?tag=uid-2", wantStatus: 200, wantBody: `{"records":[{"id":"rec-2",`},
-		{name: "list by a tag no record has", method: "GET", path: "/v1/records?tag=uid-9", wantStatus: 200, wantBody: `{"records":[]}`},
+		{name: "list by tag", method: "GET", path: "/v1/records?tag=uid-2", wantStatus: 200, wantBody: `{"resources":[{"id":"rec-2",`},
+		{name: "list by a tag no record has", method: "GET", path: "/v1/records?tag=uid-9", wantStatus: 200, wantBody: `{"resources":[]}`},
 		{name: "list all", method: "GET", path: "/v1/records", wantStatus: 200, wantBody: `"id":"rec-2"`},
 		{name: "an unknown path", method: "GET", path: "/v2/records", wantStatus: 404},
 	} {

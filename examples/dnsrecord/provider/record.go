@@ -35,8 +35,10 @@ const (
 	maxTagBytes = 253
 )
 
-// validate returns why r cannot be stored, or nil.
-func (r *Record) validate() error {
+// Validate returns why r cannot be stored, or nil: the provider answers
+// such a record 400 with this message. It names the field, e.g.
+// "ttl: 0 is not within 1-86400".
+func (r *Record) Validate() error {
 	if err := validHostname(r.Zone); err != nil {
 		return fmt.Errorf("zone: %w", err)
 	}

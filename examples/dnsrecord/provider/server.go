@@ -114,7 +114,7 @@ func (s *Server) SetValue(id, value string) error {
 		return fmt.Errorf("record %s: %w", id, ErrNotFound)
 	}
 	e.Value = value
-	if err := e.validate(); err != nil {
+	if err := e.Validate(); err != nil {
 		return fmt.Errorf("record %s: %w", id, err)
 	}
 	s.records[id] = e
@@ -284,7 +284,7 @@ func (s *Server) create(r *http.Request) answer {
 	if rec.ID != "" {
 		return errorAnswer(http.StatusBadRequest, "id: assigned by the provider")
 	}
-	if err := rec.validate(); err != nil {
+	if err := rec.Validate(); err != nil {
 		return errorAnswer(http.StatusBadRequest, err.Error())
 	}
 	s.mu.Lock()
@@ -324,7 +324,7 @@ func (s *Server) update(r *http.Request) answer {
 		return errorAnswer(http.StatusNotFound, "record "+id+" not found")
 	}
 	rec.ID, rec.Tag = id, e.Tag
-	if err := rec.validate(); err != nil {
+	if err := rec.Validate(); err != nil {
 		return errorAnswer(http.StatusBadRequest, err.Error())
 	}
 	e.Record = rec
@@ -346,7 +346,7 @@ func (s *Server) delete(r *http.Request) answer {
 
 // RecordList is the body of a list: GET /v1/records?tag=.
 type RecordList struct {
-	Records []Record `json:"records"`
+	Records []Record `json:"resources"`
 }
 
 func (s *Server) list(r *http.Request) answer {

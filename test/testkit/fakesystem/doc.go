@@ -36,6 +36,10 @@
 // second resource with the same tag, so duplicates can be counted
 // ([System.Find]).
 //
+// With [Options.Validate] the system checks a write's body as a real API
+// does: the function's error is answered 400 {"error": <its message>}
+// and nothing is stored.
+//
 // With [Options.Tokens] (and [System.SetTokens], [System.Revoke]) every
 // request needs "Authorization: Bearer <token>"; others are answered 401.
 //
@@ -60,8 +64,9 @@
 // Every request is logged ([System.Requests]: time, method, path, token,
 // status, whether a fault applied). [System.Count] counts the requests of
 // a method to a path pattern, [System.Stats] counts by method, the peak
-// per second and the resources created and deleted, and [System.InFlight]
-// the requests not answered yet (hung ones included). Assert on these
+// per second and the resources created and deleted, [System.InFlight]
+// the requests not answered yet (hung ones included) and [System.Pending]
+// which they are. Assert on these
 // counts, not on time.
 //
 // # Killing the operator at the worst moment
@@ -78,10 +83,21 @@
 //	... create an object ...
 //	<-killed // the operator died after the create was stored, and runs again
 //
+// [System.OnAnswer] calls a function once a request's answer has reached
+// its client, and [Operator.KillAfter] arms it: kill the operator there to
+// have it die after it got a create's answer and before it recorded the
+// ID, or at its first read of the new resource ([Answered.Resource] of
+// the create tells which ID it got):
+//
+//	killed := op.KillAfter(sys, func(a fakesystem.Answered) bool {
+//		return a.Method == http.MethodPost && a.Status == http.StatusCreated
+//	})
+//
 // To kill it before the system stores a call instead, hold the call with
 // a Fault{Method: http.MethodPost, Times: 1, Hang: true}, wait until
-// [System.InFlight] counts it, and call [Operator.Kill] (then
-// [Operator.Restart]): the hung call ends with its client, unserved.
+// [System.Pending] lists it (or [System.InFlight] counts it, when no other
+// call can be in flight), and call [Operator.Restart]: the hung call ends
+// with its client, unserved.
 //
 // Everything started here (the server, the operator's processes) is
 // stopped when the test ends, also when it fails.

@@ -152,6 +152,7 @@ func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.Hand
 		defer s.inFlight.Add(-1)
 		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		req := Request{Time: time.Now(), Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Token: token}
+		defer s.arrived(req)()
 		// Read the body first: net/http notices that the client left (and
 		// ends the request's context) only once the body is read.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
@@ -201,7 +202,26 @@ func (s *System) handle(serve func(*http.Request) (answer, *Resource)) http.Hand
 		req.Injected = f != nil
 		req.Duration = time.Since(req.Time)
 		s.record(req)
+		s.answered(w, req, a)
 	}
+}
+
+// answered flushes the answer and calls the [System.OnAnswer] hook.
+func (s *System) answered(w http.ResponseWriter, req Request, a answer) {
+	s.mu.Lock()
+	hook := s.onAns
+	s.mu.Unlock()
+	if hook == nil {
+		return
+	}
+	if fl, ok := w.(http.Flusher); ok && a.status != 0 {
+		fl.Flush()
+	}
+	out := Answered{Request: req}
+	if res, ok := a.body.(Resource); ok {
+		out.Resource = &res
+	}
+	hook(out)
 }
 
 // wait delays the request by d, or holds it with hang, until the client
@@ -248,7 +268,15 @@ func writeJSON(w http.ResponseWriter, a answer) {
 		w.WriteHeader(a.status)
 		return
 	}
+	// With its length set, the answer is complete for the client once
+	// flushed, before the handler returns (see System.OnAnswer).
+	b, err := json.Marshal(a.body)
+	if err != nil {
+		b, a.status = []byte(`{"error": "encode the answer"}`), http.StatusInternalServerError
+	}
+	b = append(b, '\n')
 	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(a.status)
-	_ = json.NewEncoder(w).Encode(a.body)
+	_, _ = w.Write(b)
 }

@@ -1,6 +1,7 @@
 package fakesystem
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"time"
@@ -21,6 +22,17 @@ type Request struct {
 	Injected bool
 	// Duration is how long the system took to answer it.
 	Duration time.Duration
+}
+
+// Answered is a request the system answered, as [System.OnAnswer] sees
+// it.
+type Answered struct {
+	// Request is the request as logged.
+	Request
+	// Resource is the resource the answer carried: that of a create, a
+	// read or an update served; nil for a list, a delete's 204, an error
+	// or an injected fault (a lost answer carries none).
+	Resource *Resource
 }
 
 // Stats are counts over the log, since the system started or since
@@ -58,6 +70,36 @@ func (s *System) Requests() []Request {
 // delayed, or held by the [System.OnWrite] hook. A test waits on it to
 // know that its calls hang.
 func (s *System) InFlight() int { return int(s.inFlight.Load()) }
+
+// Pending returns the requests received and not answered yet (hung,
+// delayed, or held by a hook), oldest first, with Status 0: a test waits
+// until the call it means to kill its client in is among them, e.g. a
+// POST held by a Hang fault, whatever other requests are in flight.
+func (s *System) Pending() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(s.pending))
+	out := make([]Request, len(keys))
+	for i, k := range keys {
+		out[i] = s.pending[k]
+	}
+	return out
+}
+
+// arrived adds r to the pending requests; the function it returns removes
+// it.
+func (s *System) arrived(r Request) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.arrivals++
+	n := s.arrivals
+	s.pending[n] = r
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.pending, n)
+	}
+}
 
 // Count returns how many logged requests had method ("" any) and a path
 // that pattern matches (path.Match, e.g. "/v1/resources/*"; "" any).

@@ -159,11 +159,41 @@ func (o *Operator) Restart() {
 // new process runs. The hook fires once; it answers the write afterwards
 // (to a client that is gone).
 func (o *Operator) KillAt(sys *System, match func(Write) bool) <-chan struct{} {
+	fire, fired := o.killOnce()
+	sys.OnWrite(func(w Write) {
+		if match == nil || match(w) {
+			fire()
+		}
+	})
+	return fired
+}
+
+// KillAfter arms sys's answer hook ([System.OnAnswer], replacing any
+// other): at the first answered request that match accepts (nil accepts
+// any), once its answer reached the operator, the operator is SIGKILLed
+// and started again; the channel returned is closed once the new process
+// runs. The hook fires once. Kill there to have the operator die after it
+// got a create's answer and before it recorded the ID, or at its first
+// read of the resource it created (match on [Answered.Resource] of the
+// create, then on the path of the read).
+func (o *Operator) KillAfter(sys *System, match func(Answered) bool) <-chan struct{} {
+	fire, fired := o.killOnce()
+	sys.OnAnswer(func(a Answered) {
+		if match == nil || match(a) {
+			fire()
+		}
+	})
+	return fired
+}
+
+// killOnce returns a function that, the first time it is called, kills
+// the operator and starts it again, then closes the channel.
+func (o *Operator) killOnce() (func(), <-chan struct{}) {
 	fired := make(chan struct{})
 	var armed atomic.Bool
 	armed.Store(true)
-	sys.OnWrite(func(w Write) {
-		if (match != nil && !match(w)) || !armed.CompareAndSwap(true, false) {
+	return func() {
+		if !armed.CompareAndSwap(true, false) {
 			return
 		}
 		defer close(fired)
@@ -171,8 +201,7 @@ func (o *Operator) KillAt(sys *System, match func(Write) bool) <-chan struct{} {
 		if err := o.start(); err != nil && !errors.Is(err, errEnded) {
 			o.tb.Error(err) // on the system's goroutine: Fatal is not allowed here
 		}
-	})
-	return fired
+	}, fired
 }
 
 // Starts is how many times the operator was started.

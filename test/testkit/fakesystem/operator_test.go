@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -90,6 +91,39 @@ func TestKillAtWrite(t *testing.T) {
 		t.Errorf("starts %d, kills %d; want 3 and 2", s, k)
 	}
 	started = pids(t, op)
+}
+
+// The client process is SIGKILLed once its create's answer reached it,
+// and started again: it creates again, a second resource with the tag;
+// the answer killed at was logged 201 before the kill.
+func TestKillAfterAnswer(t *testing.T) {
+	sys := fakesystem.Start(t, fakesystem.Options{})
+	op := fakesystem.StartOperator(t, clientCmd(sys))
+	var logged atomic.Int64 // the match runs on the system's goroutines
+	killed := op.KillAfter(sys, func(a fakesystem.Answered) bool {
+		if a.Method != http.MethodPost || a.Status != http.StatusCreated || a.Resource == nil {
+			return false
+		}
+		logged.CompareAndSwap(0, int64(sys.Count(http.MethodPost, "")))
+		return true
+	})
+	select {
+	case <-killed:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the client was not killed after its create's answer within 60 s")
+	}
+	eventually(t, "the restarted client's create", func() error {
+		if n := len(sys.Find("child")); n != 2 {
+			return errors.New(strconv.Itoa(n) + " resources")
+		}
+		return nil
+	})
+	if s, k := op.Starts(), op.Kills(); s != 2 || k != 1 || logged.Load() != 1 {
+		t.Errorf("starts %d, kills %d, creates logged at the kill %d; want 2, 1, 1", s, k, logged.Load())
+	}
+	if p := pids(t, op); len(p) != 2 || !gone(p[0]) || gone(p[1]) {
+		t.Errorf("pids %v: want the first gone, the second running", p)
+	}
 }
 
 // failingEnv runs TestFailingWithAnOperator, a test that fails on purpose

@@ -173,6 +173,9 @@ func (s *System) create(r *http.Request) (answer, *Resource) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if bad := s.validate(in); bad != nil {
+		return *bad, nil
+	}
 	s.lastID++
 	e := &entry{Resource: in, seq: s.lastID}
 	e.ID, e.State = s.prefix+strconv.Itoa(s.lastID), Ready
@@ -215,18 +218,26 @@ func (s *System) update(r *http.Request) (answer, *Resource) {
 	if e == nil {
 		return a, nil
 	}
-	if r.Method == http.MethodPut {
-		e.Fields = map[string]json.RawMessage{}
-	} else if e.Fields == nil {
-		e.Fields = map[string]json.RawMessage{}
+	fields := map[string]json.RawMessage{}
+	if r.Method != http.MethodPut {
+		fields = maps.Clone(e.Fields)
+		if fields == nil {
+			fields = map[string]json.RawMessage{}
+		}
 	}
 	for k, v := range in.Fields {
 		if string(v) == "null" {
-			delete(e.Fields, k)
+			delete(fields, k)
 			continue
 		}
-		e.Fields[k] = v
+		fields[k] = v
 	}
+	next := e.Resource
+	next.Fields = fields
+	if bad := s.validate(next); bad != nil {
+		return *bad, nil
+	}
+	e.Fields = fields
 	status := http.StatusOK
 	if d := s.async.Update; d > 0 {
 		e.State, e.until, status = Updating, time.Now().Add(d), http.StatusAccepted
@@ -266,6 +277,19 @@ func (s *System) writable(id string) (*entry, answer) {
 		return nil, errorAnswer(http.StatusConflict, "resource "+id+" is being deleted")
 	}
 	return e, answer{}
+}
+
+// validate runs [Options.Validate] on the resource a write would store;
+// it returns the 400 answer for one it refuses. The caller holds s.mu.
+func (s *System) validate(r Resource) *answer {
+	if s.valid == nil {
+		return nil
+	}
+	if err := s.valid(copyOf(r)); err != nil {
+		a := errorAnswer(http.StatusBadRequest, err.Error())
+		return &a
+	}
+	return nil
 }
 
 func copyOf(r Resource) Resource {

@@ -33,6 +33,14 @@ type Options struct {
 	Async Async
 	// Seed seeds the random source of the faults with a Rate.
 	Seed uint64
+	// Validate, when not nil, checks the resource a create or an update
+	// would store (for a create: the body, with no ID or State yet; for an
+	// update: the fields after the change, with the resource's ID, Tag and
+	// State), as a real API checks a body: an error
+	// answers the request 400 with {"error": <the error's message>} and
+	// stores nothing. It runs after authentication, under the system's
+	// lock: it must not call the System's methods.
+	Validate func(Resource) error
 }
 
 // Async says how long each kind of write takes. A write with a duration
@@ -67,9 +75,14 @@ type System struct {
 	faults  []*faultEntry
 	rng     *rand.Rand
 	onWrite func(Write)
+	onAns   func(Answered)
+	valid   func(Resource) error
 	log     []Request
-	created int
-	deleted int
+	// pending are the requests not answered yet, by arrival number.
+	pending  map[uint64]Request
+	arrivals uint64
+	created  int
+	deleted  int
 }
 
 // New starts a System on a free loopback port. Call [System.Close] when
@@ -89,8 +102,9 @@ func New(o Options) (*System, error) {
 	}
 	s := &System{
 		path: o.Path, prefix: o.IDPrefix, closed: make(chan struct{}),
-		res: map[string]*entry{}, async: o.Async,
-		rng: rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+		res: map[string]*entry{}, async: o.Async, valid: o.Validate,
+		pending: map[uint64]Request{},
+		rng:     rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
 	}
 	if o.Tokens != nil {
 		s.SetTokens(o.Tokens...)
@@ -203,6 +217,19 @@ func (s *System) OnWrite(hook func(Write)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onWrite = hook
+}
+
+// OnAnswer sets the hook called for every request once its answer is
+// written and flushed to the client (or its connection reset, or its
+// client gone: see [Request.Status]) and the request logged: a test can
+// SIGKILL an operator there, after it got an answer and before it acted
+// on it, or at its first read of a resource (see [Operator.Kill]). The
+// hook runs on the request's goroutine, possibly on several at once; the
+// connection is not reused until it returns. nil removes it.
+func (s *System) OnAnswer(hook func(Answered)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onAns = hook
 }
 
 // authorized reports whether token is accepted.
