@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -173,10 +174,14 @@ func TestReplicasStartingTogetherAgreeOnOneCA(t *testing.T) {
 }
 
 // TestClientsConnectAcrossRotations steps a fake clock through 30 hours
-// (30 leaf lifetimes, two CA rotations) in steps shorter than the trust
-// delay. At every step each replica syncs, and a client connects to each
-// replica twice: trusting the bundle published before the step (a
-// webhook configuration not yet updated) and the one published after.
+// (30 leaf lifetimes, three CA rotations) in steps shorter than the trust
+// delay. At every step the replicas sync one after another; after each
+// Sync a client connects to every replica, synced or not yet, trusting
+// the bundle the replica that just synced published (a webhook
+// configuration updated by one replica while another still serves its
+// older certificate), and after all of them trusting the bundle each
+// replica published before the step (a webhook configuration not yet
+// updated).
 func TestClientsConnectAcrossRotations(t *testing.T) {
 	ns := cluster.Namespace(t)
 	fc := clocktesting.NewFakeClock(epoch)
@@ -189,25 +194,33 @@ func TestClientsConnectAcrossRotations(t *testing.T) {
 	handshakes, failures := 0, 0
 	leaves := map[string]bool{}
 	cas := map[string]bool{}
+	try := func(r *replica, bundle []byte, what string) {
+		handshakes++
+		cert, err := handshake(r, bundle, fc.Now)
+		if err != nil {
+			failures++
+			t.Errorf("at +%s, %s: %v", fc.Now().Sub(epoch), what, err)
+			return
+		}
+		leaves[cert.SerialNumber.String()] = true
+		cas[string(cert.AuthorityKeyId)] = true
+	}
 	for range int(30 * time.Hour / step) {
 		stale := make([][]byte, len(rs))
 		for i, r := range rs {
 			stale[i] = r.published()
 		}
 		fc.Step(step)
-		syncAll(t, rs)
-		for i, r := range rs {
-			for _, bundle := range [][]byte{stale[i], r.published()} {
-				handshakes++
-				cert, err := handshake(r, bundle, fc.Now)
-				if err != nil {
-					failures++
-					t.Errorf("at %s replica %d: %v", fc.Now().Sub(epoch), i, err)
-					continue
-				}
-				leaves[cert.SerialNumber.String()] = true
-				cas[string(cert.AuthorityKeyId)] = true
+		for j, rj := range rs {
+			if err := rj.a.Sync(t.Context()); err != nil {
+				t.Fatalf("replica %d: Sync: %v", j, err)
 			}
+			for i, r := range rs {
+				try(r, rj.published(), fmt.Sprintf("replica %d trusting replica %d's new bundle", i, j))
+			}
+		}
+		for i, r := range rs {
+			try(r, stale[i], fmt.Sprintf("replica %d trusting its bundle before the step", i))
 		}
 	}
 	created := int64(0)
