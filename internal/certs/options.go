@@ -102,9 +102,12 @@ func (o Options) withDefaults() (Options, error) {
 			errs = append(errs, fmt.Errorf("Options.DNSNames[%d]: empty name", i))
 		}
 	}
-	for name, d := range map[string]time.Duration{"CALifetime": o.CALifetime, "LeafLifetime": o.LeafLifetime, "TrustDelay": o.TrustDelay, "Resync": o.Resync} {
-		if d < 0 {
-			errs = append(errs, fmt.Errorf("Options.%s: %s is negative", name, d))
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"CALifetime", o.CALifetime}, {"LeafLifetime", o.LeafLifetime}, {"TrustDelay", o.TrustDelay}, {"Resync", o.Resync}} {
+		if f.d < 0 {
+			errs = append(errs, fmt.Errorf("negative duration in Options.%s: %s", f.name, f.d))
 		}
 	}
 	if o.RenewFraction <= 0 || o.RenewFraction >= 1 {
