@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kopgo/kopgo/internal/certs"
 	"github.com/kopgo/kopgo/test/testkit"
@@ -23,6 +25,7 @@ import (
 var cluster *testkit.Cluster
 
 func TestMain(m *testing.M) {
+	log.SetLogger(logr.Discard()) // repairs log on purpose; keep the output to the figures
 	testkit.Main(m, testkit.Options{}, func(c *testkit.Cluster) { cluster = c })
 }
 
