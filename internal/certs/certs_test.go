@@ -5,8 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +340,44 @@ func TestStartFollowsTheClock(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Start: %v", err)
+	}
+}
+
+// TestNothingServedBeforeTheBundleIsPublished: while OnBundle fails, Sync
+// returns its error and no certificate is served; once it succeeds, the
+// certificate is served.
+func TestNothingServedBeforeTheBundleIsPublished(t *testing.T) {
+	ns := cluster.Namespace(t)
+	fc := clocktesting.NewFakeClock(epoch)
+	opts := options(ns, "ca", fc)
+	calls, failing := 0, true
+	opts.OnBundle = func(context.Context, []byte) error {
+		calls++
+		if failing {
+			return errors.New("webhook configuration not writable")
+		}
+		return nil
+	}
+	a, err := certs.New(cluster.Client(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := a.Sync(t.Context()); err == nil || !strings.Contains(err.Error(), ns+"/ca") {
+			t.Fatalf("Sync with OnBundle failing: %v, want an error naming the Secret", err)
+		}
+	}
+	if _, err := a.GetCertificate(nil); err == nil {
+		t.Fatalf("a certificate is served before its CA was published")
+	}
+	failing = false
+	if err := a.Sync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.GetCertificate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := a.Stats(); calls != 3 || s.Published != 1 || s.Leaves != 1 {
+		t.Errorf("OnBundle called %d times, stats %+v; want 3 calls, 1 published, 1 leaf", calls, s)
 	}
 }
