@@ -22,6 +22,7 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 		{"empty DNS name", func(o *Options) { o.DNSNames = []string{"a", ""} }, "Options.DNSNames[1]"},
 		{"fraction 1", func(o *Options) { o.RenewFraction = 1 }, "Options.RenewFraction"},
 		{"negative leaf lifetime", func(o *Options) { o.LeafLifetime = -time.Hour }, "Options.LeafLifetime"},
+		{"resync not shorter than the trust delay", func(o *Options) { o.Resync, o.TrustDelay = 2*time.Minute, time.Minute }, "Options.Resync"},
 		{"CA too short for its leaves", func(o *Options) { o.CALifetime = 10 * 24 * time.Hour }, "Options.CALifetime"},
 	}
 	for _, tt := range tests {

@@ -312,7 +312,7 @@ func TestStartFollowsTheClock(t *testing.T) {
 	ns := cluster.Namespace(t)
 	fc := clocktesting.NewFakeClock(epoch)
 	opts := options(ns, "ca", fc)
-	opts.Resync = 24 * time.Hour // only rotations wake it
+	opts.Resync = 9 * time.Minute // below the 10 min trust delay; the renewal is due at 40 min
 	r := newReplica(t, opts)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)

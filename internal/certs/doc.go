@@ -46,7 +46,10 @@
 //     has expired (leaves signed while a successor waits are cut to end
 //     by then), the old CA leaves the bundle.
 //
-// The bundle is published through [Options.OnBundle] before a
+// Every replica publishes the bundle it read, again within
+// [Options.Resync] (shorter than TrustDelay) of a change another replica
+// made, so a bundle without the successor is never published after the
+// successor signs. The bundle is published through [Options.OnBundle] before a
 // certificate signed by a new CA is served, so a client holding the
 // bundle of the previous step connects at every step. [New] refuses
 // lifetimes with which the old CA would expire before its leaves.

@@ -22,7 +22,7 @@ const (
 	// DefaultTrustDelay is how long a new CA is in the published bundle
 	// before it signs: one hour.
 	DefaultTrustDelay = time.Hour
-	// DefaultResync is how often [Authority.Run] reads the Secret when no
+	// DefaultResync is how often [Authority.Start] reads the Secret when no
 	// rotation is due sooner: one minute.
 	DefaultResync = time.Minute
 )
@@ -55,8 +55,10 @@ type Options struct {
 	// every client (written into webhook configurations and read by the
 	// API server). [DefaultTrustDelay] if zero.
 	TrustDelay time.Duration
-	// Resync is how often [Authority.Run] reads the Secret, to repair it
-	// when someone changed or deleted it; [DefaultResync] if zero.
+	// Resync is how often [Authority.Start] reads the Secret, to repair
+	// it when someone changed or deleted it, and to publish the bundle
+	// another replica changed; shorter than TrustDelay. [DefaultResync]
+	// if zero.
 	Resync time.Duration
 	// OnBundle, if set, receives the trust bundle when it changes.
 	OnBundle BundleFunc
@@ -112,6 +114,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.RenewFraction <= 0 || o.RenewFraction >= 1 {
 		errs = append(errs, fmt.Errorf("Options.RenewFraction: %v is not in (0, 1)", o.RenewFraction))
+	}
+	// A replica that published a bundle read just before a successor was
+	// stored publishes again within Resync; that must happen before the
+	// successor signs.
+	if len(errs) == 0 && o.Resync >= o.TrustDelay {
+		errs = append(errs, fmt.Errorf("Options.Resync: %s is not shorter than TrustDelay %s: a replica could publish a bundle without the next CA after it signs", o.Resync, o.TrustDelay))
 	}
 	// A CA renewed at RenewFraction must stay valid while its successor
 	// becomes trusted (TrustDelay) and the last leaves it signed expire
