@@ -147,7 +147,7 @@ func TestWithRetryAfter(t *testing.T) {
 	if d, _ := koperrors.RetryAfterOf(koperrors.WithRetryAfter(koperrors.WithRetryAfter(cause, time.Second), time.Minute)); d != time.Minute {
 		t.Errorf("outermost delay %s, want 1m", d)
 	}
-	if koperrors.WithRetryAfter(cause, 0) != cause || koperrors.WithRetryAfter(nil, time.Second) != nil {
+	if !errors.Is(koperrors.WithRetryAfter(cause, 0), cause) || koperrors.WithRetryAfter(nil, time.Second) != nil {
 		t.Error("a zero delay or a nil error is not returned as is")
 	}
 	if term := koperrors.WithRetryAfter(koperrors.Terminal(cause), time.Second); !koperrors.IsTerminal(term) {

@@ -48,7 +48,7 @@ func TestTerminalAfterCreateKeepsTheFinalizer(t *testing.T) {
 	eventually(t, 30*time.Second, "the object and its resource gone", func() error {
 		err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
 		if !apierrors.IsNotFound(err) || len(s.live()) > 0 {
-			return fmt.Errorf("object: %v; resources at the system: %v; %d DELETEs", err, s.live(), s.count("delete"))
+			return fmt.Errorf("object: %w; resources at the system: %v; %d DELETEs", err, s.live(), s.count("delete"))
 		}
 		return nil
 	})

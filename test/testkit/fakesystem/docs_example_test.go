@@ -28,7 +28,12 @@ func TestLostAnswersMakeNoDuplicates(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- widgetOperator("docs-"+ns, sys.URL(), ns).Config(c.Config).Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
 
 	var ws []*widget.Widget // the operator's custom resources
 	for _, name := range []string{"a", "b", "c"} {
