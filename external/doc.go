@@ -159,8 +159,11 @@
 // that does not report Deleting) gets no second DELETE within a period: one
 // DELETE per object, so that the system never answers 409 or 400 to a
 // repeated one. While it waits the object shows Reconciling with reason
-// Deleting and is looked at again after a twentieth of the period (between
-// 1 and 30 seconds): it goes at most that long after the system's 404.
+// Deleting and is looked at again after a tenth of the time its deletion
+// has taken so far, at least a second and at most a twentieth of the period
+// (between 1 and 30 seconds): a deletion of seconds is seen done within a
+// second of the system's 404, one of ten minutes costs a call every minute
+// or less, not one a second.
 // A pending create is resolved first, as above (so that a resource made
 // just before a crash is deleted too). A deletion inside a Retry-After
 // calls nothing before it ends. Validation ([Validator]) is skipped, so

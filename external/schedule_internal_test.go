@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/kopgo/kopgo/test/widget"
 )
 
 // uids returns n UIDs in the API server's form, the same on every run.
@@ -59,6 +62,28 @@ func TestSoon(t *testing.T) {
 	} {
 		if got := soon(c.period); got != c.want {
 			t.Errorf("soon(%s) = %s, want %s", c.period, got, c.want)
+		}
+	}
+}
+
+// A resource being deleted is looked at again after a tenth of the time
+// the deletion has taken, between a second and soon's look again: a
+// deletion of seconds is seen done within a second of the system's 404.
+func TestDeletionPoll(t *testing.T) {
+	now := time.Now()
+	obj := &widget.Widget{}
+	for _, tc := range []struct {
+		since, period, want time.Duration
+	}{
+		{3 * time.Second, 5 * time.Minute, time.Second},
+		{30 * time.Second, 5 * time.Minute, 3 * time.Second},
+		{10 * time.Minute, 5 * time.Minute, 15 * time.Second},
+		{10 * time.Minute, time.Hour, 30 * time.Second},
+		{2 * time.Minute, 10 * time.Second, time.Second},
+	} {
+		obj.DeletionTimestamp = &metav1.Time{Time: now.Add(-tc.since)}
+		if got := deletionPoll(obj, tc.period, now); got != tc.want {
+			t.Errorf("deleting for %s, period %s: look again after %s, want %s", tc.since, tc.period, got, tc.want)
 		}
 	}
 }
