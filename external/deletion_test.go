@@ -19,7 +19,9 @@ func TestAsyncDeleteOneDeletePerObject(t *testing.T) {
 	ns := cluster.Namespace(t)
 	s := newSystem()
 	s.deleteFor = 2 * time.Second
-	start(t, "ext-async-delete", ns, external.New(connectTo(finder{s}), external.WithPeriod(2*time.Second)), &observability.FakeRecorder{})
+	// The default period (5 minutes): a deletion of seconds is looked at
+	// again every second or so, not every 15 s (a twentieth of it).
+	start(t, "ext-async-delete", ns, external.New(connectTo(finder{s})), &observability.FakeRecorder{})
 	ws := newWidgets(t, ns, 5, nil)
 	allReady(t, ws, 30*time.Second)
 	deleteAndWait(t, ws...)
@@ -36,6 +38,10 @@ func TestAsyncDeleteOneDeletePerObject(t *testing.T) {
 			continue
 		}
 		t.Logf("%s: the system answered 404 from %s; every object gone %s after", w.Name, at.Format("15:04:05.000"), gone.Sub(at).Round(time.Millisecond))
+		// Far above the second it takes, far below the 15 s it took.
+		if after := gone.Sub(at); after > 10*time.Second {
+			t.Errorf("%s: gone %s after the system's 404", w.Name, after.Round(time.Millisecond))
+		}
 	}
 	if got := s.live(); len(got) != 0 {
 		t.Errorf("left at the provider: %v", got)
