@@ -312,7 +312,11 @@ func TestExternalOutageBacksOffPastTheAPIServerCap(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	gaps := gapsOf(r.calls)
-	for i := 1; i < len(gaps); i++ {
+	// The first gap also holds the first failure's status write (Ready
+	// turns False; later failures change nothing), which a loaded API
+	// server can make longer than the second backoff: growth is judged
+	// from the second gap on.
+	for i := 2; i < len(gaps); i++ {
 		if gaps[i] < gaps[i-1]/2 {
 			t.Errorf("gaps %v: gap %d shrank; want them growing toward the maximum", gaps, i)
 		}

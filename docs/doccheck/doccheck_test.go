@@ -260,7 +260,7 @@ func checkComment(ix *index, self *types.Package, imports map[string]string, fse
 		where := fmt.Sprintf("%s:%d", relPath(p.Filename), p.Line)
 		if self.Path() != module+"/docs/doccheck" { // this package's doc shows the forms
 			out = append(out, mdCheck(ix, where, l)...)
-			out = append(out, typeMembers(ix, where, l)...)
+			out = append(out, typeMembers(ix, self, where, l)...)
 		}
 		if strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "go:") || strings.HasPrefix(l, " +") || strings.HasPrefix(l, "+") {
 			continue // code, directives and markers
@@ -408,7 +408,7 @@ func mdNames(t *testing.T, ix *index, file string) []problem {
 			found = append(found, mdLinks(where, file, line)...)
 			for _, m := range codeSpanRE.FindAllStringSubmatch(line, -1) {
 				found = append(found, mdCheck(ix, where, m[1])...)
-				found = append(found, typeMembers(ix, where, m[1])...)
+				found = append(found, typeMembers(ix, nil, where, m[1])...)
 			}
 		}
 		if changelog {
@@ -471,11 +471,16 @@ func isType(p *types.Package, name string) bool {
 // typeMembers checks every Type.Member in text where Type is an exported
 // type of a kopgo package; other types (ObjectMeta.Name) are not kopgo's to
 // check, and neither is a qualified one (ctrl.Result.RequeueAfter).
-func typeMembers(ix *index, where, text string) []problem {
+func typeMembers(ix *index, self *types.Package, where, text string) []problem {
 	var out []problem
 	for _, m := range mdTypeNameRE.FindAllStringSubmatch(text, -1) {
 		typ, member := m[1], m[2]
 		tns := ix.types[typ]
+		if self != nil { // a comment names its own package's types first (an internal package's too)
+			if tn, ok := self.Scope().Lookup(typ).(*types.TypeName); ok && hasMember(tn, member) {
+				continue
+			}
+		}
 		if len(tns) == 0 || slices.ContainsFunc(tns, func(tn *types.TypeName) bool { return hasMember(tn, member) }) {
 			continue
 		}
