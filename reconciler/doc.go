@@ -227,7 +227,8 @@
 // Children: the state a reconcile got back from Env.Applier (same UID and
 // resourceVersion) is taken as seen, so read a child's state from the
 // apply's Result (Result.Into), not from the cache. This holds for the
-// kinds watched with Owns, and for [Sync]'s children (see "Sync: cost").
+// kinds watched with Owns, and for [Sync]'s children (see "Cost" on
+// [Sync]).
 //
 // Hooks are found on the Reconciler's method set, so embedding composes:
 // a type that embeds a *[Syncer] and defines Cleanup is a Sync reconciler
@@ -424,34 +425,6 @@
 // label value (a parent deleted and created again, or one of another kind)
 // is never listed as observed nor pruned. The parent's name must be a valid
 // label value (at most 63 characters).
-//
-// # Sync: cost
-//
-// With a manager's cached client and typed child kinds, a sync whose
-// desired children are unchanged sends no request at all: lists come from
-// the cache, the Applier skips children nobody changed since its last apply,
-// pruning is only attempted when an observed child is no longer desired, and
-// the loop writes status only when it changed (measured in the tests).
-// Creating a child costs one request, its apply, when the cache of its kind
-// is complete (Env.CompleteKinds: every child kind under the Builder's
-// Run), and two otherwise: a live get and the apply.
-// Pruning deletes the observed children it already holds (gc.Delete): no
-// second list, no second informer. Unstructured child kinds are read live
-// unless the manager's client caches unstructured objects.
-//
-// A change costs one reconcile. When a reconcile wrote children, Sync calls
-// the sync function a second time in the same reconcile, with the observed
-// children as the API server returned them from the applies (and without
-// those it pruned), applies what that call returns (unchanged children
-// cost nothing) and writes the parent's status once, from the second
-// call. The watch events of the first call's applies are then taken as
-// seen and wake nothing; a later change of a child (a Deployment's status,
-// someone's edit, a deletion) wakes the parent as usual, and so do the
-// events of whatever the second call wrote or pruned. So the sync function
-// sees the children it wrote without waiting for their events, the parent
-// gets one status write instead of two, and a sync function must be a
-// function of the parent's spec and its children: it may run twice in one
-// reconcile, the second time on the parent as the first call left it.
 //
 // # Sync: design
 //
