@@ -70,9 +70,11 @@ func (f *inflight) stop() <-chan struct{} {
 func (l *Loop[T]) Forgetter() manager.Runnable {
 	return manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
+		wait := time.NewTimer(l.o.Drain + time.Second)
+		defer wait.Stop()
 		select {
 		case <-l.active.stop():
-		case <-time.After(l.o.Drain + time.Second):
+		case <-wait.C:
 		}
 		l.o.Metrics.ForgetController(l.name)
 		return nil
