@@ -62,7 +62,7 @@ func applyConfiguration(owner client.Object, child runtime.ApplyConfiguration, s
 	if err != nil {
 		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(target))
 	}
-	if err := joined(ownerref.Check(refsPath.Index(0), ref, owner.GetNamespace(), ownerref.Child{Namespace: target.Namespace})); err != nil {
+	if err := ownerref.Joined(ownerref.Check(refsPath.Index(0), ref, owner.GetNamespace(), ownerref.Child{Namespace: target.Namespace})); err != nil {
 		return nil, koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(target))
 	}
 	out := metav1ac.OwnerReference().WithAPIVersion(ref.APIVersion).WithKind(ref.Kind).WithName(ref.Name).WithUID(ref.UID)

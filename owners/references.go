@@ -3,7 +3,6 @@ package owners
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,16 +82,12 @@ func set(owner, obj client.Object, scheme *runtime.Scheme, controller bool, opts
 		op = "set controller"
 	}
 	ref, err := reference(owner, scheme, controller, opts)
+	if err == nil {
+		err = ownerref.Attach(obj, ref, owner.GetNamespace())
+	}
 	if err != nil {
 		return koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
 	}
-	refs, i := ownerref.Merge(obj.GetOwnerReferences(), ref)
-	errs := ownerref.Check(refsPath.Index(i), ref, owner.GetNamespace(), ownerref.Child{Namespace: obj.GetNamespace(), UID: obj.GetUID()})
-	errs = append(errs, ownerref.Controllers(refsPath, refs, func(j int) bool { return j == i })...)
-	if err := joined(errs); err != nil {
-		return koperrors.WrapKind(koperrors.Invalid, err, op, kopmeta.RefOf(obj))
-	}
-	obj.SetOwnerReferences(refs)
 	return nil
 }
 
@@ -112,15 +107,3 @@ func reference(owner client.Object, scheme *runtime.Scheme, controller bool, opt
 	return ref, nil
 }
 
-// joined is the problems' details as one error, nil for none: the owners
-// package words them for a reference, not for a field path.
-func joined(errs field.ErrorList) error {
-	if len(errs) == 0 {
-		return nil
-	}
-	details := make([]string, len(errs))
-	for i, e := range errs {
-		details[i] = e.Detail
-	}
-	return errors.New(strings.Join(details, "; "))
-}

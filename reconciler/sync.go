@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"errors"
+	"reflect"
 	"slices"
 	"sync/atomic"
 
@@ -141,6 +142,21 @@ type Syncer[T client.Object] struct {
 type resolvedKinds struct {
 	env   *Env
 	kinds []childKind
+	// byType are the kinds declared typed, by Go type: a desired child's
+	// kind without a scheme lookup.
+	byType map[reflect.Type]childKind
+	// parentGVK is the parent's kind when T is a typed object (the
+	// scheme's answer for T); zero for an unstructured T, whose objects
+	// say their kind.
+	parentGVK schema.GroupVersionKind
+}
+
+// syncSetup is what one reconcile of a parent works with: the kinds
+// resolved, the owner label's key and the parent's kind.
+type syncSetup struct {
+	*resolvedKinds
+	labelKey  string
+	parentGVK schema.GroupVersionKind
 }
 
 // SyncOption configures [Sync].
@@ -185,7 +201,7 @@ type childKind struct {
 // [Sync] describes.
 func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, error) {
 	po := kopmeta.RefOf(parent)
-	kinds, labelKey, observed, byRef, err := s.observeAll(ctx, parent, env)
+	su, observed, byRef, err := s.observeAll(ctx, parent, env)
 	if err != nil {
 		return Done(), koperrors.Wrap(err, "sync", po)
 	}
@@ -193,16 +209,16 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 	// wake nothing): when it wrote, the sync function is called once more
 	// with the children as the API server returned them, which is what
 	// those events would have shown it.
-	r, action, err := s.pass(ctx, parent, env, kinds, labelKey, observed, byRef)
+	r, action, err := s.pass(ctx, parent, env, su, observed, byRef)
 	if err != nil {
 		return action, err
 	}
 	if r.settled() && len(r.applied) > 0 {
-		observed, byRef = r.afterwards(kinds)
+		observed, byRef = r.afterwards(su.kinds)
 		// What the second pass writes, the sync function has not seen:
 		// its events wake the parent again.
 		first := r
-		r, action, err = s.pass(writelog.Without(ctx), parent, env, kinds, labelKey, observed, byRef)
+		r, action, err = s.pass(writelog.Without(ctx), parent, env, su, observed, byRef)
 		if err != nil {
 			return action, err
 		}
@@ -229,16 +245,16 @@ func (s *Syncer[T]) Reconcile(ctx context.Context, parent T, env *Env) (Action, 
 // function is returned as is (its message lands in the parent's own
 // status, where "sync <parent>:" would only repeat the object), and one of
 // preparing the children wrapped.
-func (s *Syncer[T]) pass(ctx context.Context, parent T, env *Env, kinds []childKind, labelKey string, observed Children, byRef map[kopmeta.ObjectRef]client.Object) (*syncRun[T], Action, error) {
+func (s *Syncer[T]) pass(ctx context.Context, parent T, env *Env, su *syncSetup, observed Children, byRef map[kopmeta.ObjectRef]client.Object) (*syncRun[T], Action, error) {
 	desired, action, err := s.fn(ctx, parent, observed)
 	if err != nil {
 		return nil, action, err
 	}
-	children, err := s.prepare(parent, env.Scheme, kinds, labelKey, desired)
+	children, err := s.prepare(parent, env.Scheme, su, desired)
 	if err != nil {
 		return nil, action, koperrors.Wrap(err, "sync", kopmeta.RefOf(parent))
 	}
-	r := newSyncRun(s, parent, env, kinds, labelKey, byRef)
+	r := newSyncRun(s, parent, env, su, byRef)
 	for _, c := range children {
 		r.sync(ctx, c)
 	}
@@ -256,7 +272,7 @@ func (s *Syncer[T]) pass(ctx context.Context, parent T, env *Env, kinds []childK
 // on a type that embeds the Syncer calls it to see what it cleans up (see
 // [Finalizer]).
 func (s *Syncer[T]) Observe(ctx context.Context, parent T, env *Env) (Children, error) {
-	_, _, observed, _, err := s.observeAll(ctx, parent, env)
+	_, observed, _, err := s.observeAll(ctx, parent, env)
 	if err != nil {
 		return nil, koperrors.Wrap(err, "observe children of", kopmeta.RefOf(parent))
 	}
@@ -264,17 +280,17 @@ func (s *Syncer[T]) Observe(ctx context.Context, parent T, env *Env) (Children, 
 }
 
 // observeAll resolves the kinds and the label, and lists the children.
-func (s *Syncer[T]) observeAll(ctx context.Context, parent T, env *Env) ([]childKind, string, Children, map[kopmeta.ObjectRef]client.Object, error) {
-	kinds, labelKey, err := s.setup(parent, env)
+func (s *Syncer[T]) observeAll(ctx context.Context, parent T, env *Env) (*syncSetup, Children, map[kopmeta.ObjectRef]client.Object, error) {
+	su, err := s.setup(parent, env)
 	if err != nil {
-		return nil, "", nil, nil, err
+		return nil, nil, nil, err
 	}
-	observed, byRef, err := s.observe(ctx, parent, env, kinds, labelKey)
+	observed, byRef, err := s.observe(ctx, parent, env, su.kinds, su.labelKey)
 	if err != nil {
 		s.resolved.Store(nil) // look the kinds up again next time
-		return nil, "", nil, nil, err
+		return nil, nil, nil, err
 	}
-	return kinds, labelKey, observed, byRef, nil
+	return su, observed, byRef, nil
 }
 
 // reportedProgress reports whether the sync function set Reconciling or

@@ -60,11 +60,11 @@ func TestListChildrenUsesTheControllerIndex(t *testing.T) {
 			})
 		}
 		env := &Env{Client: b.Build(), Scheme: clientgoscheme.Scheme}
-		kinds, err := s.resolveKinds(parent, env)
+		rk, err := s.resolveKinds(parent, env)
 		if err != nil {
 			t.Fatal(err)
 		}
-		observed, _, err := s.observe(t.Context(), parent, env, kinds, "owner")
+		observed, _, err := s.observe(t.Context(), parent, env, rk.kinds, "owner")
 		if err != nil {
 			t.Fatal(err)
 		}

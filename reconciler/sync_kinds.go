@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 
@@ -16,29 +17,33 @@ import (
 
 // setup resolves the declared kinds and the owner label key, refusing what
 // cannot work.
-func (s *Syncer[T]) setup(parent T, env *Env) ([]childKind, string, error) {
+func (s *Syncer[T]) setup(parent T, env *Env) (*syncSetup, error) {
 	if s.fn == nil {
-		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config, "sync function is nil"))
+		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "sync function is nil"))
 	}
 	if env == nil || env.Client == nil || env.Scheme == nil || env.Applier == nil {
-		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Config,
+		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
 			"env needs a client, a scheme and an applier"))
 	}
 	if parent.GetUID() == "" {
-		return nil, "", koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "parent has no UID: it must be read from the API server"))
+		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Invalid, "parent has no UID: it must be read from the API server"))
 	}
-	kinds, err := s.resolveKinds(parent, env)
+	rk, err := s.resolveKinds(parent, env)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	labelKey, err := s.ownerLabel(parent, env.Scheme)
-	if err != nil {
-		return nil, "", err
+	su := &syncSetup{resolvedKinds: rk, parentGVK: rk.parentGVK}
+	if su.parentGVK.Empty() {
+		// An unstructured parent says its kind.
+		if su.parentGVK, err = apiutil.GVKForObject(parent, env.Scheme); err != nil {
+			return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", kopmeta.ObjectRef{}))
+		}
 	}
-	if _, err := owners.OwnerLabel(labelKey, parent); err != nil {
-		return nil, "", koperrors.Terminal(err)
+	su.labelKey = s.ownerLabel(su.parentGVK)
+	if _, err := owners.OwnerLabel(su.labelKey, parent); err != nil {
+		return nil, koperrors.Terminal(err)
 	}
-	return kinds, labelKey, nil
+	return su, nil
 }
 
 // ChildKinds returns the declared child kinds, one example object each (as
@@ -51,31 +56,29 @@ func (s *Syncer[T]) ChildKinds() []client.Object { return slices.Clone(s.kinds) 
 // what a parent of this scope cannot own. The kinds are looked up once per
 // Env (see the Syncer's resolved field); the slice returned is shared,
 // read only.
-func (s *Syncer[T]) resolveKinds(parent T, env *Env) ([]childKind, error) {
-	var kinds []childKind
-	if c := s.resolved.Load(); c != nil && c.env == env {
-		kinds = c.kinds
-	} else {
+func (s *Syncer[T]) resolveKinds(parent T, env *Env) (*resolvedKinds, error) {
+	rk := s.resolved.Load()
+	if rk == nil || rk.env != env {
 		var err error
-		if kinds, err = s.lookUpKinds(env); err != nil {
+		if rk, err = s.lookUpKinds(parent, env); err != nil {
 			return nil, err
 		}
-		s.resolved.Store(&resolvedKinds{env: env, kinds: kinds})
+		s.resolved.Store(rk)
 	}
 	if parent.GetNamespace() != "" {
-		for _, k := range kinds {
+		for _, k := range rk.kinds {
 			if !k.namespaced {
 				return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config,
 					"child kind %s is cluster-scoped: a namespaced parent cannot own it (the garbage collector never resolves such a reference)", k.gvk.GroupKind()))
 			}
 		}
 	}
-	return kinds, nil
+	return rk, nil
 }
 
 // lookUpKinds resolves the declared kinds against env's scheme and REST
-// mapper.
-func (s *Syncer[T]) lookUpKinds(env *Env) ([]childKind, error) {
+// mapper, and a typed parent's kind against env's scheme.
+func (s *Syncer[T]) lookUpKinds(parent T, env *Env) (*resolvedKinds, error) {
 	if len(s.kinds) == 0 {
 		return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "no child kinds declared"))
 	}
@@ -106,22 +109,31 @@ func (s *Syncer[T]) lookUpKinds(env *Env) ([]childKind, error) {
 		}
 		kinds = append(kinds, childKind{gvk: gvk, example: ex, namespaced: namespaced, defaults: defaults})
 	}
-	return kinds, nil
+	rk := &resolvedKinds{env: env, kinds: kinds, byType: map[reflect.Type]childKind{}}
+	for _, k := range kinds {
+		if _, isU := k.example.(runtime.Unstructured); !isU {
+			rk.byType[reflect.TypeOf(k.example)] = k
+		}
+	}
+	if _, isU := any(parent).(runtime.Unstructured); !isU {
+		gvk, err := apiutil.GVKForObject(parent, env.Scheme)
+		if err != nil {
+			return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", kopmeta.ObjectRef{}))
+		}
+		rk.parentGVK = gvk
+	}
+	return rk, nil
 }
 
 // ownerLabel returns the owner label key: the option, or one derived from
 // the parent's group and kind.
-func (s *Syncer[T]) ownerLabel(parent T, scheme *runtime.Scheme) (string, error) {
+func (s *Syncer[T]) ownerLabel(parent schema.GroupVersionKind) string {
 	if s.opts.OwnerLabel != "" {
-		return s.opts.OwnerLabel, nil
+		return s.opts.OwnerLabel
 	}
-	gvk, err := apiutil.GVKForObject(parent, scheme)
-	if err != nil {
-		return "", koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", kopmeta.ObjectRef{}))
-	}
-	group := gvk.Group
+	group := parent.Group
 	if group == "" {
 		group = "sync.kopgo.dev"
 	}
-	return group + "/" + strings.ToLower(gvk.Kind), nil
+	return group + "/" + strings.ToLower(parent.Kind)
 }

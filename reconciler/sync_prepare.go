@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -16,7 +17,7 @@ import (
 
 	koperrors "github.com/kopgo/kopgo/errors"
 	kopmeta "github.com/kopgo/kopgo/meta"
-	"github.com/kopgo/kopgo/owners"
+	"github.com/kopgo/kopgo/internal/ownerref"
 	"github.com/kopgo/kopgo/scope"
 )
 
@@ -32,11 +33,14 @@ type preparedChild struct {
 // prepare checks the desired children and returns copies carrying the
 // controller reference and the owner label, in dependency order. Nothing is
 // applied unless every child passes.
-func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind, labelKey string, desired []client.Object) ([]preparedChild, error) {
+func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, su *syncSetup, desired []client.Object) ([]preparedChild, error) {
+	kinds := su.kinds
 	byGK := make(map[schema.GroupKind]childKind, len(kinds))
 	for _, k := range kinds {
 		byGK[k.gvk.GroupKind()] = k
 	}
+	// The controller reference every child gets, built once.
+	ctrlRef := ownerref.For(parent, su.parentGVK, true)
 	seen := sets.New[kopmeta.ObjectRef]()
 	out := make([]preparedChild, 0, len(desired))
 	for i, d := range desired {
@@ -45,7 +49,7 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d is nil", i))
 		}
 		child := d.DeepCopyObject().(client.Object)
-		gvk, err := apiutil.GVKForObject(child, scheme)
+		gvk, err := su.kindOf(child, scheme)
 		if err != nil || gvk.Kind == "" {
 			return nil, koperrors.Terminal(koperrors.Errorf(koperrors.Config, "desired child %d (%T %s): kind not in the scheme: %v", i, d, d.GetName(), err))
 		}
@@ -78,10 +82,12 @@ func (s *Syncer[T]) prepare(parent T, scheme *runtime.Scheme, kinds []childKind,
 		if labels == nil {
 			labels = make(map[string]string, 1)
 		}
-		labels[labelKey] = parent.GetName()
+		labels[su.labelKey] = parent.GetName()
 		child.SetLabels(labels)
-		if err := owners.SetController(parent, child, scheme); err != nil {
-			return nil, koperrors.Terminal(err)
+		// What owners.SetController checks and does, with the reference
+		// built once.
+		if err := ownerref.Attach(child, ctrlRef, parent.GetNamespace()); err != nil {
+			return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Invalid, err, "set controller", kopmeta.RefOf(child)))
 		}
 		opts = opts.over(k.defaults)
 		if opts.Update == RunOnceStrategy {
@@ -229,4 +235,13 @@ func setRunKey(obj client.Object, key string) {
 	}
 	a[RunOnceAnnotation] = key
 	obj.SetAnnotations(a)
+}
+
+// kindOf is a desired child's kind: a declared typed kind's by its Go
+// type, else the scheme's answer (an unstructured child says its own).
+func (su *syncSetup) kindOf(child client.Object, scheme *runtime.Scheme) (schema.GroupVersionKind, error) {
+	if k, ok := su.byType[reflect.TypeOf(child)]; ok {
+		return k.gvk, nil
+	}
+	return apiutil.GVKForObject(child, scheme)
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/kopgo/kopgo/apply"
@@ -76,9 +75,9 @@ type syncRun[T client.Object] struct {
 	gone    sets.Set[kopmeta.ObjectRef]
 }
 
-func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []childKind, labelKey string, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
+func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, su *syncSetup, observed map[kopmeta.ObjectRef]client.Object) *syncRun[T] {
 	r := &syncRun[T]{
-		s: s, parent: parent, env: env, labelKey: labelKey, observed: observed,
+		s: s, parent: parent, parentGVK: su.parentGVK, env: env, labelKey: su.labelKey, observed: observed,
 		// Sync decides adoption of the objects it sees itself (sync), so
 		// the Applier need not refuse an orphan Sync chose to adopt; for
 		// a child it did not see, create lets the Applier check.
@@ -89,10 +88,9 @@ func newSyncRun[T client.Object](s *Syncer[T], parent T, env *Env, kinds []child
 		changes:   map[string][]string{},
 		applied:   map[kopmeta.ObjectRef]appliedChild{},
 		gone:      sets.New[kopmeta.ObjectRef](),
-		kinds:     kinds,
+		kinds:     su.kinds,
 	}
 	r.fieldOwner = (&client.ApplyOptions{FieldManager: env.Applier.FieldOwner()}).ApplyOptions(r.applyOpts).FieldManager
-	r.parentGVK, _ = apiutil.GVKForObject(parent, env.Scheme) // known: setup derived the label from it
 	return r
 }
 

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,7 +87,8 @@ type Child struct {
 // A second controller is a property of the whole list: see [Controllers].
 func Check(p *field.Path, ref metav1.OwnerReference, ownerNS string, child Child) field.ErrorList {
 	var errs field.ErrorList
-	owner := Describe(ref, ownerNS)
+	// Named in errors only: no string built for a reference that passes.
+	describe := func() string { return Describe(ref, ownerNS) }
 	if ref.Name == "" {
 		errs = append(errs, field.Required(p.Child("name"), "the owner's name"))
 	}
@@ -96,20 +98,20 @@ func Check(p *field.Path, ref metav1.OwnerReference, ownerNS string, child Child
 	switch ref.UID {
 	case "":
 		errs = append(errs, field.Required(p.Child("uid"),
-			fmt.Sprintf("owner %s has no UID: create it (or read it from the API server) before it can own anything", owner)))
+			fmt.Sprintf("owner %s has no UID: create it (or read it from the API server) before it can own anything", describe())))
 	case child.UID:
-		errs = append(errs, field.Invalid(p.Child("uid"), ref.UID, owner+" cannot own itself"))
+		errs = append(errs, field.Invalid(p.Child("uid"), ref.UID, describe()+" cannot own itself"))
 	}
 	switch {
 	case ownerNS == "":
 	case child.Namespace == "":
 		errs = append(errs, field.Invalid(p, ownerNS, fmt.Sprintf(
 			"namespaced owner %s cannot own an object without a namespace: a cluster-scoped object's owners must be cluster-scoped (if it is namespaced, set its namespace first)",
-			owner)))
+			describe())))
 	case ownerNS != child.Namespace:
 		errs = append(errs, field.Invalid(p, ownerNS, fmt.Sprintf(
 			"owner %s is in namespace %q, not %q: owner references do not cross namespaces (the garbage collector would find no owner and delete the object)",
-			owner, ownerNS, child.Namespace)))
+			describe(), ownerNS, child.Namespace)))
 	}
 	return errs
 }
@@ -197,3 +199,34 @@ func Describe(ref metav1.OwnerReference, namespace string) string {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// Attach merges ref, a reference to an owner in namespace ownerNS, into
+// obj's owner references ([Merge]) once the rules allow it ([Check], and
+// [Controllers] for the reference added): obj is left unchanged otherwise,
+// and the problems' details are returned joined in one error, worded for
+// a reference, not for a field path.
+func Attach(obj client.Object, ref metav1.OwnerReference, ownerNS string) error {
+	refs, i := Merge(obj.GetOwnerReferences(), ref)
+	errs := Check(refsPath.Index(i), ref, ownerNS, Child{Namespace: obj.GetNamespace(), UID: obj.GetUID()})
+	errs = append(errs, Controllers(refsPath, refs, func(j int) bool { return j == i })...)
+	if err := Joined(errs); err != nil {
+		return err
+	}
+	obj.SetOwnerReferences(refs)
+	return nil
+}
+
+// refsPath is the path of an object's owner references.
+var refsPath = field.NewPath("metadata", "ownerReferences")
+
+// Joined is the problems' details as one error, nil for none.
+func Joined(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	details := make([]string, len(errs))
+	for i, e := range errs {
+		details[i] = e.Detail
+	}
+	return errors.New(strings.Join(details, "; "))
+}
