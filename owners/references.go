@@ -106,4 +106,3 @@ func reference(owner client.Object, scheme *runtime.Scheme, controller bool, opt
 	}
 	return ref, nil
 }
-
