@@ -68,3 +68,54 @@ func TestStoppedControllerLeavesNoObjectsInItsMetrics(t *testing.T) {
 		return nil
 	})
 }
+
+// A reconcile still running when the controller stops (within the
+// graceful-shutdown window) records its object after the stop began: the
+// Forgetter waits for it, so its series goes too. Before the Forgetter
+// waited on the reconciles in flight, the held reconcile's object stayed
+// in the gauges of the stopped controller.
+func TestReconcileInFlightAtStopLeavesNoObjectInItsMetrics(t *testing.T) {
+	ns := cluster.Namespace(t)
+	reg := prometheus.NewRegistry()
+	m, err := observability.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+		if w.Name == "held" {
+			select {
+			case entered <- struct{}{}:
+			default:
+			}
+			<-release // ignores ctx: the stop must wait for it
+		}
+		return reconciler.Done(), nil
+	})
+	stop := run(t, kopcontroller.New[*widget.Widget]("forget-inflight", r).Config(cluster.Config).Scheme(scheme).
+		GracefulShutdown(20*time.Second).Metrics(m).Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
+	w := createWidget(t, ns, "done", ns)
+	eventually(t, 30*time.Second, "Ready", readyIs(t, w, "True", ""))
+	createWidget(t, ns, "held", ns)
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the held reconcile did not start")
+	}
+	stop()
+	// The stop has begun and waits on the held reconcile; let it finish.
+	time.Sleep(time.Second)
+	close(release)
+	eventually(t, 30*time.Second, "the series gone", func() error {
+		if n := seriesOf(t, reg, "forget-inflight"); n != 0 {
+			return fmt.Errorf("%d series of the stopped controller", n)
+		}
+		return nil
+	})
+	// And they stay gone: nothing recorded after the Forgetter ran.
+	time.Sleep(2 * time.Second)
+	if n := seriesOf(t, reg, "forget-inflight"); n != 0 {
+		t.Errorf("%d series of the stopped controller after the held reconcile returned", n)
+	}
+}
