@@ -107,3 +107,64 @@ func TestSyncCostsOneReconcilePerChange(t *testing.T) {
 		}
 	}
 }
+
+// A second call of the sync function that writes (a child it could only
+// ask for once it saw the first one as the API server returned it) is
+// followed by one more reconcile, woken by that child's event: the sync
+// function then sees every child it asked for, and the parent settles
+// with nothing more written. Were the second call's writes taken for
+// echoes as the first call's are, the status would show only the first
+// child for good.
+func TestSyncSecondCallThatWritesWakesTheParentOnce(t *testing.T) {
+	ns := cluster.Namespace(t)
+	var mu sync.Mutex
+	reconciles, calls := 0, 0
+	s := reconciler.Sync([]client.Object{&corev1.ConfigMap{}},
+		func(_ context.Context, w *widget.Widget, observed reconciler.Children) ([]client.Object, reconciler.Action, error) {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			want := []client.Object{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-a"}}}
+			w.Status.Phase = "observed none"
+			if a, ok := reconciler.Find[*corev1.ConfigMap](observed, w.Name+"-a"); ok {
+				w.Status.Phase = "observed a"
+				// b carries a's UID: known only once a exists.
+				want = append(want, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: w.Name + "-b"}, Data: map[string]string{"a": string(a.UID)}})
+				if _, ok := reconciler.Find[*corev1.ConfigMap](observed, w.Name+"-b"); ok {
+					w.Status.Phase = "observed a and b"
+				}
+			}
+			return want, reconciler.Done(), nil
+		})
+	counted := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, env *reconciler.Env) (reconciler.Action, error) {
+		mu.Lock()
+		reconciles++
+		mu.Unlock()
+		return s.Reconcile(ctx, w, env)
+	})
+	counts := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return reconciles, calls
+	}
+	run(t, kopcontroller.New[*widget.Widget]("sync-second-writes", counted).Owns(&corev1.ConfigMap{}).Config(cluster.Config).Scheme(scheme).
+		Recorder(&observability.FakeRecorder{}).LabelSelector("loop="+ns))
+	w := createWidget(t, ns, "w", ns)
+	eventually(t, 30*time.Second, "the status showing both children", func() error {
+		if got := getWidget(t, w); got.Status.Phase != "observed a and b" {
+			return fmt.Errorf("status.phase %q", got.Status.Phase)
+		}
+		return nil
+	})
+	// Settled: any reconcile the last writes' events would run comes
+	// within milliseconds of them.
+	time.Sleep(2 * time.Second)
+	r1, c1 := counts()
+	if r1 != 2 || c1 != 3 {
+		t.Errorf("%d reconciles and %d calls of the sync function, want 2 and 3 (create a; see a, create b; see both)", r1, c1)
+	}
+	time.Sleep(2 * time.Second)
+	if r2, c2 := counts(); r2 != r1 || c2 != c1 {
+		t.Errorf("not settled: %d reconciles and %d calls 2 s later, had %d and %d", r2, c2, r1, c1)
+	}
+}
