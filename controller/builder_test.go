@@ -54,17 +54,7 @@ func freePort(t *testing.T) int {
 
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Eventually(t, timeout, what, func(context.Context) error { return cond() })
 }
 
 func get(url string) (int, string, error) {

@@ -20,17 +20,5 @@ func TestMain(m *testing.M) {
 // eventually polls cond until it returns nil or the timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	for {
-		err := cond(ctx)
-		if err == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, timeout, what, cond)
 }

@@ -16,25 +16,15 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/kopgo/kopgo/test/testkit"
 )
 
 // eventually polls cond every 100ms until it returns nil or timeout passes,
 // then fails the test with the last error.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), timeout)
-	defer cancel()
-	var last error
-	for {
-		if last = cond(ctx); last == nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, last)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	testkit.Eventually(t, timeout, what, cond)
 }
 
 func deployment(ns, name string, replicas int32) *appsv1.Deployment {

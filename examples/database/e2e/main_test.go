@@ -125,19 +125,7 @@ func waitGone(ctx context.Context, obj client.Object) error {
 // error once timeout has passed.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx context.Context) error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		// The calls get the test's context, not the deadline's, so that
-		// the last error says why the state was not reached.
-		err := cond(t.Context())
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Eventually(t, timeout, what, cond)
 }
 
 // readyTimeout bounds the wait for a Database to become Ready: a

@@ -173,15 +173,5 @@ func ready(r *v1alpha1.DNSRecord) bool {
 // eventually polls cond every 50 ms until it returns nil or timeout ends.
 func eventually(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testkit.Eventually(t, timeout, what, func(context.Context) error { return cond() })
 }

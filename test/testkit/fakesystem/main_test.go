@@ -113,17 +113,7 @@ func operatorMain() int {
 // timeout (a bound for a stuck test, not a timing assertion).
 func eventuallyWithin(t *testing.T, timeout time.Duration, what string, cond func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Eventually(t, timeout, what, func(context.Context) error { return cond() })
 }
 
 func eventually(t *testing.T, what string, cond func() error) {
