@@ -83,7 +83,7 @@ func TestReconcileInFlightAtStopLeavesNoObjectInItsMetrics(t *testing.T) {
 	}
 	entered := make(chan struct{}, 1)
 	release := make(chan struct{})
-	r := reconciler.Func[*widget.Widget](func(ctx context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
+	r := reconciler.Func[*widget.Widget](func(_ context.Context, w *widget.Widget, _ *reconciler.Env) (reconciler.Action, error) {
 		if w.Name == "held" {
 			select {
 			case entered <- struct{}{}:

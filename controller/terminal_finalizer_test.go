@@ -98,7 +98,7 @@ func TestTerminalFailureKeepsTheFinalizerOnlyWhenSomethingWasMade(t *testing.T) 
 			eventually(t, 20*time.Second, "the object gone", func() error {
 				err := cluster.Client().Get(t.Context(), client.ObjectKeyFromObject(w), &widget.Widget{})
 				if !apierrors.IsNotFound(err) {
-					return fmt.Errorf("get: %v", err)
+					return fmt.Errorf("get: %w", err)
 				}
 				return nil
 			})

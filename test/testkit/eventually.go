@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Eventually calls cond until it returns nil, and fails t (t.Fatalf) with
+// Eventually calls cond until it returns nil, and fails tb (tb.Fatalf) with
 // what and cond's last error once timeout has passed: the way a test waits
 // for a controller to reach a state. cond gets the test's context (not
 // one that ends at the timeout, so that its last error says why the state
@@ -25,25 +25,25 @@ import (
 //		}
 //		return nil
 //	})
-func Eventually(t testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) error) {
-	t.Helper()
+func Eventually(tb testing.TB, timeout time.Duration, what string, cond func(ctx context.Context) error) {
+	tb.Helper()
 	start := time.Now()
 	deadline := start.Add(timeout)
 	for {
-		err := cond(t.Context())
+		err := cond(tb.Context())
 		if err == nil {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not reached within %s: %v", what, timeout, err)
+			tb.Fatalf("%s: not reached within %s: %v", what, timeout, err)
 		}
 		pause := 100 * time.Millisecond
 		if time.Since(start) < time.Second {
 			pause = 20 * time.Millisecond
 		}
 		select {
-		case <-t.Context().Done():
-			t.Fatalf("%s: the test ended while waiting: %v", what, err)
+		case <-tb.Context().Done():
+			tb.Fatalf("%s: the test ended while waiting: %v", what, err)
 		case <-time.After(pause):
 		}
 	}
