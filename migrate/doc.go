@@ -105,12 +105,19 @@
 // old version before the second Run (step 3 above) closes it for clients,
 // and Run's return is the point after which the version may go.
 //
-// In Kubernetes 1.37 the migrator prunes storedVersions itself when a
-// migration succeeds and the CRD's generation did not change (its
-// StorageMigrating condition on the CRD), trusting its checkpoint: objects
-// written above it are assumed to be at the new version. Run's check
-// passes then run after that prune, and catch an object the migrator
-// trusted wrongly before Run returns.
+// With the migrator the check passes are weaker. Its own writes move
+// every object's resourceVersion above its checkpoint and leave no trace
+// (an empty patch adds no managedFields entry), so Run cannot tell them
+// from another writer's: it trusts every object whose resourceVersion is
+// not above the StorageVersionMigration's own as read succeeded (the same
+// etcd revision sequence), as the migrator trusts everything written
+// after its checkpoint, and checks only what changed after that. In
+// Kubernetes 1.37 the migrator also prunes storedVersions itself when a
+// migration succeeds and the CRD's generation did not change (the
+// StorageMigrating condition it sets on the CRD), before Run's check
+// passes. So where a lagging API server may write at the old version
+// during the migration (several API servers, a storage version changed
+// moments before), use [Write]: it checks each object.
 //
 // # Crashes and re-runs
 //

@@ -165,10 +165,10 @@ func (i crdInfo) gvk() schema.GroupVersionKind {
 // through unstructured objects).
 //
 // The report is filled as far as Run got, also with an error.
-func Run(ctx context.Context, c client.Client, crdName string, opts Options) (Report, error) {
+func Run(ctx context.Context, c client.Client, crdName string, opts Options) (rep Report, _ error) {
 	opts.defaults()
 	start := time.Now()
-	rep := Report{CRD: crdName}
+	rep = Report{CRD: crdName}
 	defer func() { rep.Duration = time.Since(start) }()
 
 	info, err := readCRD(ctx, c, crdName)

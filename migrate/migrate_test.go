@@ -261,3 +261,37 @@ func TestRacingWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrator isolates the StorageVersionMigration method: with the
+// managedFields rewrite off, Run writes nothing itself, the controller
+// manager's migrator rewrites every object (etcd shows them at v2) and
+// prunes storedVersions itself.
+func TestMigrator(t *testing.T) {
+	const n = 300
+	ns := cluster.Namespace(t)
+	crd := widgetCRD(t)
+	u := &testkit.Upgrade{Cluster: cluster, CRD: crd, To: "v2"}
+	if err := u.Install(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if failed, err := populate(t.Context(), crd, "v1", ns, n); failed > 0 {
+		t.Fatal(err)
+	}
+	if err := u.AddStorageVersion(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := migrate.Run(t.Context(), cluster.Client(), crd.Name, migrate.Options{Method: migrate.StorageVersionMigration, SkipManagedFields: true})
+	t.Logf("%s", rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ByMigrator != n || rep.Rewritten != 0 {
+		t.Errorf("%d by the migrator, %d rewritten by Run, want %d and 0", rep.ByMigrator, rep.Rewritten, n)
+	}
+	if got := storedVersions(t, crd, ns, n); got["v2"] != n {
+		t.Errorf("stored versions %v, want all %d at v2", got, n)
+	}
+	if got := getCRD(t, crd.Name).Status.StoredVersions; !slices.Equal(got, []string{"v2"}) {
+		t.Errorf("storedVersions %v, want [v2]", got)
+	}
+}

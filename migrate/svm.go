@@ -23,8 +23,7 @@ var svmGVK = schema.GroupVersionKind{Group: "storagemigration.k8s.io", Version: 
 
 // svmStatus is the part of a StorageVersionMigration Run reads.
 type svmStatus struct {
-	Conditions      []metav1.Condition `json:"conditions,omitempty"`
-	ResourceVersion string             `json:"resourceVersion,omitempty"`
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // chooseMethod resolves Auto: the migrator where the API server serves
@@ -61,7 +60,8 @@ func (m *migration) svmName() string {
 // viaMigrator rewrites the objects whose managedFields name other
 // versions itself (the migrator does not look at managedFields), then
 // has the controller manager's storage version migrator rewrite every
-// object, and takes its checkpoint for the check passes. If no migrator
+// object, and takes the point of its success as the checkpoint of the
+// check passes. If no migrator
 // takes the migration up within Options.MigratorTimeout, Auto deletes it
 // and writes every object itself.
 func (m *migration) viaMigrator(ctx context.Context) error {
@@ -124,10 +124,15 @@ func (m *migration) viaMigrator(ctx context.Context) error {
 		c := apimeta.FindStatusCondition(status.Conditions, "Failed")
 		return fmt.Errorf("StorageVersionMigration %s: field status.conditions[Failed]: %s", name, c.Message)
 	}
-	m.checkpoint = status.ResourceVersion
-	if m.checkpoint == "" {
-		return fmt.Errorf("StorageVersionMigration %s: field status.resourceVersion: empty on a succeeded migration", name)
-	}
+	// The migrator's own writes move the objects' resourceVersions above
+	// its checkpoint, and leave no trace (an empty patch adds no
+	// managedFields entry). What it vouches for is everything up to its
+	// success, so the checkpoint of the check passes is the
+	// StorageVersionMigration's resourceVersion as read succeeded, from the
+	// same etcd revision sequence as the objects'. A write at the old
+	// version that raced the migrator in that window is trusted as the
+	// migrator trusts it; Write checks each object.
+	m.checkpoint = svm.GetResourceVersion()
 	return nil
 }
 
