@@ -13,7 +13,7 @@ import (
 func ExampleRewriteManagedFields() {
 	entries := []metav1.ManagedFieldsEntry{{
 		Manager: "tenant", Operation: metav1.ManagedFieldsOperationApply, APIVersion: "example.com/v1",
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:size":{},"f:color":{}}}`)},
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:size":{},"f:color":{}}}`),
 	}}
 	fmt.Println(migrate.Stale(entries, "example.com", "v2"))
 	out, changed, err := migrate.RewriteManagedFields(entries, "example.com", "v2",
@@ -21,7 +21,7 @@ func ExampleRewriteManagedFields() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Println(changed, out[0].APIVersion, string(out[0].FieldsV1.Raw))
+	fmt.Println(changed, out[0].APIVersion, out[0].FieldsV1.GetRawString())
 	// Output:
 	// [v1]
 	// true example.com/v2 {"f:spec":{"f:color":{},"f:replicas":{}}}

@@ -47,11 +47,11 @@ func RewriteManagedFields(entries []metav1.ManagedFieldsEntry, group, storage st
 		changed = true
 		e.APIVersion = target
 		if rs := renamesFor(renames, v); len(rs) > 0 && e.FieldsV1 != nil {
-			raw, err := renameFields(e.FieldsV1.Raw, rs)
+			raw, err := renameFields(e.FieldsV1.GetRawBytes(), rs)
 			if err != nil {
 				return nil, false, fmt.Errorf("metadata.managedFields[%d].fieldsV1 (manager %q, %s): %w", i, e.Manager, v, err)
 			}
-			e.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			e.FieldsV1 = metav1.NewFieldsV1(string(raw))
 		}
 		out = append(out, e)
 	}
@@ -212,15 +212,15 @@ func unionFields(a, b *metav1.FieldsV1) (*metav1.FieldsV1, error) {
 		return a, nil
 	}
 	var am, bm map[string]any
-	if err := json.Unmarshal(a.Raw, &am); err != nil {
+	if err := json.Unmarshal(a.GetRawBytes(), &am); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(b.Raw, &bm); err != nil {
+	if err := json.Unmarshal(b.GetRawBytes(), &bm); err != nil {
 		return nil, err
 	}
 	raw, err := json.Marshal(union(am, bm))
 	if err != nil {
 		return nil, err
 	}
-	return &metav1.FieldsV1{Raw: raw}, nil
+	return metav1.NewFieldsV1(string(raw)), nil
 }

@@ -14,7 +14,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, version, fields
 	t := metav1.NewTime(time.Date(2026, 1, 1, at, 0, 0, 0, time.UTC))
 	return metav1.ManagedFieldsEntry{
 		Manager: manager, Operation: op, APIVersion: "example.com/" + version,
-		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(fields)}, Time: &t,
+		FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(fields), Time: &t,
 	}
 }
 
@@ -61,7 +61,7 @@ func TestRewriteManagedFields(t *testing.T) {
 			if changed != tc.changed {
 				t.Errorf("changed %t, want %t", changed, tc.changed)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.Transformer("fields", func(f metav1.FieldsV1) string { return string(f.Raw) })); diff != "" {
+			if diff := cmp.Diff(tc.want, got, cmp.Transformer("fields", func(f *metav1.FieldsV1) string { return f.GetRawString() })); diff != "" {
 				t.Errorf("entries (-want +got):\n%s", diff)
 			}
 		})

@@ -28,6 +28,7 @@ func TestUpgrade(t *testing.T) {
 }
 
 func testUpgrade(t *testing.T, method migrate.Method) {
+	t.Helper()
 	n := objectCount(t)
 	ns := cluster.Namespace(t)
 	crd := widgetCRD(t)

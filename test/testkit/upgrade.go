@@ -213,7 +213,7 @@ func (u *Upgrade) waitServed(ctx context.Context, versions []string) error {
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("wait for CRD %s to serve %v: %w (last: %v)", u.CRD.Name, versions, err, last)
+		return fmt.Errorf("wait for CRD %s to serve %v: %w (last: %w)", u.CRD.Name, versions, err, last)
 	}
 	return nil
 }
