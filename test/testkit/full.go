@@ -32,7 +32,13 @@ const nodeLabel = "type"
 // volume in use from going away (the two protection controllers, whose
 // finalizers the API server adds to every claim and volume: without them a
 // deleted claim never goes) and make the claims of generic ephemeral
-// volumes. docs/testkit.md lists them for users; keep the two in step.
+// volumes. The storage version migrator (GA in Kubernetes 1.37, its API
+// storagemigration.k8s.io/v1 and its feature gate StorageVersionMigrator on
+// by default in the API server and the controller manager, as are the
+// client-go gates InformerResourceVersion and InOrderInformers it needs)
+// runs the StorageVersionMigrations a test creates, from the garbage
+// collector's cache, and prunes a migrated CRD's storedVersions.
+// docs/testkit.md lists them for users; keep the two in step.
 var controllers = []string{
 	"garbage-collector-controller", "namespace-controller",
 	"deployment-controller", "replicaset-controller", "statefulset-controller",
@@ -42,6 +48,7 @@ var controllers = []string{
 	"clusterrole-aggregation-controller", "resourcequota-controller",
 	"persistentvolume-binder-controller", "persistentvolumeclaim-protection-controller",
 	"persistentvolume-protection-controller", "ephemeral-volume-controller",
+	"storage-version-migrator-controller",
 }
 
 func (c *Cluster) startFull(ctx context.Context, bins binaries) error {
