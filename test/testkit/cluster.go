@@ -29,8 +29,8 @@ import (
 type Options struct {
 	// Full also starts kube-controller-manager (garbage collector, namespace,
 	// Deployment, ReplicaSet, StatefulSet, Job and other workload
-	// controllers, ClusterRole aggregation, resource quota and the
-	// PersistentVolume binder), kube-scheduler, kwok with [Options.Nodes]
+	// controllers, ClusterRole aggregation, resource quota, the
+	// PersistentVolume binder and the storage version migrator), kube-scheduler, kwok with [Options.Nodes]
 	// fake nodes and a dynamic volume provisioner, so that a Deployment or a
 	// StatefulSet with volume claims really rolls out, deleting an owner
 	// cascades, the built-in edit and view roles have their rules and a

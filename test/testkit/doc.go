@@ -26,8 +26,8 @@
 //	}
 //
 // [Options.Full] adds kube-controller-manager (garbage collector, namespace,
-// node lifecycle, workload, ClusterRole aggregation, resource-quota and
-// volume controllers), kube-scheduler, kwok with [Options.Nodes] fake nodes
+// node lifecycle, workload, ClusterRole aggregation, resource-quota, volume
+// and storage version migrator controllers), kube-scheduler, kwok with [Options.Nodes] fake nodes
 // and a dynamic volume provisioner, so a Deployment becomes Available, a
 // StatefulSet's volume claims are provisioned and bound, deleting an owner
 // cascades to its children, the built-in admin, edit and view roles have
