@@ -88,11 +88,11 @@ func (b *Builder[T]) setupWebhooks(mgr manager.Manager) (func(*http.Request) err
 	if o.Converter != nil {
 		conv, err := o.Converter(scheme)
 		if err != nil {
-			return fail(fmt.Errorf("Converter: %w", err))
+			return fail(fmt.Errorf("field Converter: %w", err))
 		}
 		reg := conversion.NewRegistry()
 		if err := reg.RegisterConverter(gvk.GroupKind(), conv); err != nil {
-			return fail(fmt.Errorf("Converter: %w", err))
+			return fail(fmt.Errorf("field Converter: %w", err))
 		}
 		t.convert = true
 		srv.Register(convertPath, conversion.NewWebhookHandler(scheme, reg))

@@ -17,7 +17,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -296,9 +295,7 @@ func (l *load) run(ctx context.Context, c client.Client, ns string, rate int, st
 			return
 		case <-tick.C:
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			g := &versioned.GadgetV2{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("load-%d", i)}, Spec: versioned.GadgetV2Spec{Count: 1}}
 			if err := c.Create(ctx, g); err != nil {
 				l.failed.Add(1)
@@ -310,7 +307,7 @@ func (l *load) run(ctx context.Context, c client.Client, ns string, rate int, st
 				return
 			}
 			l.ok.Add(1)
-		}()
+		})
 	}
 }
 
@@ -377,7 +374,7 @@ func TestWebhooksThreeReplicasOneCA(t *testing.T) {
 	for range 3 {
 		b := gadgetWebhooks(t, "gadget-replicas", ns, kopcontroller.Webhooks[*versioned.Gadget]{
 			Validator: gadgetValidator{}, Converter: gadgetConverter,
-		}).ControllerOptions(crcontroller.Options{SkipNameValidation: ptr.To(true)})
+		}).ControllerOptions(crcontroller.Options{SkipNameValidation: new(true)})
 		bs = append(bs, b)
 	}
 	for _, b := range bs {

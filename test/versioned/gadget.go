@@ -112,14 +112,14 @@ func AddToScheme(s *runtime.Scheme) error {
 
 // ConvertV1ToV2 converts the hub to v2 (hub to spoke).
 func ConvertV1ToV2(_ context.Context, src *Gadget, dst *GadgetV2) error {
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	src.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = GadgetV2Spec{Count: src.Spec.Size, Message: src.Spec.Message}
 	return nil
 }
 
 // ConvertV2ToV1 converts v2 to the hub (spoke to hub).
 func ConvertV2ToV1(_ context.Context, src *GadgetV2, dst *Gadget) error {
-	dst.ObjectMeta = *src.ObjectMeta.DeepCopy()
+	src.DeepCopyInto(&dst.ObjectMeta)
 	dst.Spec = GadgetSpec{Size: src.Spec.Count, Message: src.Spec.Message}
 	return nil
 }
