@@ -18,7 +18,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	crcontroller "sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/conversion"
 
@@ -435,5 +438,45 @@ func TestWebhooksMistakes(t *testing.T) {
 				t.Errorf("Run: %v, want a Config error saying %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Under Setup the webhooks run in your manager, and its /readyz waits
+// for them.
+func TestWebhooksSetupInYourManager(t *testing.T) {
+	ns := cluster.Namespace(t)
+	ctx := t.Context()
+	c := cluster.Client()
+	health := freePort(t)
+	mgr, err := manager.New(cluster.Config, manager.Options{
+		Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: fmt.Sprintf("127.0.0.1:%d", health),
+		Controller:             config.Controller{SkipNameValidation: new(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := gadgetWebhooks(t, "gadget-setup", ns, kopcontroller.Webhooks[*versioned.Gadget]{Defaulter: gadgetDefaulter{}})
+	if err := b.Setup(mgr); err != nil {
+		t.Fatal(err)
+	}
+	mctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(mctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+	code, body, _ := get(fmt.Sprintf("http://127.0.0.1:%d/readyz/webhooks-gadget-setup", health))
+	t.Logf("the manager's readyz check at start: %d %s", code, body)
+	waitReady(t, health)
+	g := gadget(ns, "g", 0)
+	if err := c.Create(ctx, g); err != nil {
+		t.Fatal(err)
+	}
+	if g.Spec.Size != 7 {
+		t.Errorf("created once ready: spec.size %d, want the default 7", g.Spec.Size)
 	}
 }
