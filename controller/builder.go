@@ -60,6 +60,7 @@ type Builder[T client.Object] struct {
 	ownRecorder *observability.EventRecorder // made by setup when recorder is nil
 	metrics     *observability.Metrics
 	loop        loop.Options
+	webhooks    *webhookConfig[T] // Webhooks; nil serves none
 }
 
 // defaultConcurrency is the default of [Builder.Concurrency] (why 4: see there).

@@ -187,6 +187,84 @@
 // own. A cluster-scoped kind (Namespace, ClusterRole) is named by name
 // from any primary, namespaced or not.
 //
+// # Webhooks
+//
+// [Builder.Webhooks] serves typed defaulting (admission.Defaulter[T]),
+// typed validation (admission.Validator[T]) and conversion between T's
+// versions (hub/spoke functions through controller-runtime's
+// conversion.NewHubSpokeConverter), with controller-runtime's own
+// handlers, at the paths its webhook builder uses
+// (/mutate-<group>-<version>-<kind>, /validate-..., /convert):
+//
+//	kopcontroller.New[*v1.WebApp]("webapp", r).
+//		Webhooks(kopcontroller.Webhooks[*v1.WebApp]{
+//			Defaulter: webAppDefaulter{},
+//			Validator: webAppValidator{},
+//			Converter: conversion.NewHubSpokeConverter(&v1.WebApp{},
+//				conversion.NewSpokeConverter(&v1alpha1.WebApp{}, v1.ToV1alpha1, v1.FromV1alpha1)),
+//			Service: &kopcontroller.WebhookService{Namespace: "webapp-system", Name: "webapp-webhooks"},
+//		}).
+//		Run(ctx)
+//
+// Certificates are the operator's own, with no volume, no cert-manager
+// and no restart: a CA kept in a Secret ([Webhooks.CASecret], default
+// "<controller name>-webhook-ca" in the Service's namespace) read and
+// written through the API server, serving certificates signed in memory
+// and picked at each TLS handshake. Every replica runs the same (neither
+// the certificates nor the server are leader-elected), and replicas
+// starting together agree on one CA. Serving certificates are renewed
+// at 2/3 of their week; a CA at 2/3 of its year, in three steps: its
+// successor is trusted first (added to the caBundle), signs an hour
+// later, and the old CA leaves the caBundle once the last certificate it
+// signed expired, so the API server trusts every certificate it meets
+// while it rotates.
+//
+// Each time the caBundle changes, it is written where the API server
+// reads it, by server-side apply with the field owner
+// "<field owner>-webhooks", forced:
+//
+//   - a MutatingWebhookConfiguration (with a Defaulter) and a
+//     ValidatingWebhookConfiguration (with a Validator), each named after
+//     the controller, with one webhook for T's resource: CREATE and
+//     UPDATE (DELETE too if the Validator is a [DeleteValidator] that
+//     asks), sideEffects None (server-side dry runs go through it),
+//     admissionReviewVersions v1, failurePolicy Fail, the clientConfig
+//     ([Webhooks.Service], or [Webhooks.URL] for tests and an operator
+//     run outside the cluster) and the caBundle. The rule names T's
+//     version, and matchPolicy Equivalent extends it to every version
+//     of the resource: the API server sends the object converted to T's
+//     version, the one the typed handlers decode.
+//   - the CRD's spec.conversion (with a Converter): strategy Webhook,
+//     the clientConfig, the caBundle, conversionReviewVersions v1.
+//
+// Who owns what: the configurations are wholly the operator's. Of the
+// CRD, only spec.conversion is taken; a CRD installed by kubectl or Helm
+// keeps every other field and its owner. Leave spec.conversion out of
+// the manifests (a later apply of one that sets it would take it back
+// until the caBundle next changes). The configurations carry an
+// ownerReference to the CRD: deleting the CRD deletes them. Uninstalling
+// the operator and keeping the CRD leaves them in place, and with
+// failurePolicy Fail creates and updates of T are refused until the
+// operator is back: no object goes in unchecked. To remove the operator
+// for good, delete the configurations (and the CA Secret) too.
+//
+// /readyz answers 503 until the webhook server answers TLS and the first
+// caBundle is written, so a Service sends no request to a replica that
+// cannot serve it. Under Run it is the Builder's probe; under Setup a
+// readyz check "webhooks-<controller name>" is added to your manager.
+// Either way, the Builder runs a webhook server of its own on
+// [Webhooks.Host] and [Webhooks.Port] (9443 by default), not your
+// manager's mgr.GetWebhookServer(): that one serves your other webhooks
+// with the certificates it was made with, and a webhook.Server's TLS
+// configuration cannot be changed once made. Under Setup, give the two
+// different ports.
+//
+// RBAC, beyond the controller's: get, create and update on secrets in
+// the CA Secret's namespace; get and patch on customresourcedefinitions
+// (get for the owner reference, patch for spec.conversion); create and
+// patch on mutatingwebhookconfigurations and
+// validatingwebhookconfigurations (admissionregistration.k8s.io).
+//
 // # Permissions
 //
 // What a controller run by the Builder asks of the API server, as RBAC
@@ -224,7 +302,8 @@
 //
 // A nil reconciler, an invalid label selector, a concurrency below 1, the
 // same port for health and metrics, a References of a nil kind or with a
-// nil name function: each is recorded when the method is called and
+// nil name function, a [Webhooks] without handlers or address (each
+// naming its field): each is recorded when the method is called and
 // returned, joined, by Run or Setup as an error of Kind Config. What needs
 // the scheme or the API server is found by Run or Setup, as an error of
 // the same Kind: a References kind the scheme does not know, the

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"time"
 
@@ -153,7 +154,25 @@ func (b *Builder[T]) setup(mgr manager.Manager, ownManager bool) error {
 	for _, f := range b.raw {
 		f(bld)
 	}
-	return bld.Complete(l)
+	if err := bld.Complete(l); err != nil {
+		return err
+	}
+	if b.webhooks == nil {
+		return nil
+	}
+	ready, err := b.setupWebhooks(mgr)
+	if err != nil {
+		return err
+	}
+	b.webhooks.ready = ready
+	// Run's probe server asks b.webhooks.ready itself; your manager's
+	// /readyz gets a check of its own.
+	if !ownManager {
+		if err := mgr.AddReadyzCheck("webhooks-"+b.name, ready); err != nil {
+			return koperrors.WrapKind(koperrors.Config, err, fmt.Sprintf("controller %q: Webhooks: readiness check", b.name), kopmeta.ObjectRef{})
+		}
+	}
+	return nil
 }
 
 // Run builds a manager (from Config, or the kubeconfig or in-cluster
@@ -228,7 +247,15 @@ func (b *Builder[T]) Run(ctx context.Context) error {
 		return koperrors.Wrap(err, "create manager", kopmeta.ObjectRef{})
 	}
 	if b.healthPort >= 0 {
-		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: readiness(mgr)}); err != nil {
+		// Ready once the caches synced and the API server answers, and,
+		// with Webhooks, once they serve with a published CA.
+		ready := joinReady(readiness(mgr), func(r *http.Request) error {
+			if b.webhooks != nil && b.webhooks.ready != nil {
+				return b.webhooks.ready(r)
+			}
+			return nil
+		})
+		if err := mgr.Add(&probeServer{addr: addr(b.healthPort), ready: ready}); err != nil {
 			return err
 		}
 	}

@@ -136,7 +136,7 @@ func (a *Authority) Sync(ctx context.Context) error {
 		now := a.opts.Clock.Now()
 		l := a.leaf.Load()
 		if a.opts.needsLeaf(l, st, now) {
-			if l, err = st.current.sign(now, a.opts.leafNotAfter(st, now), a.opts.DNSNames); err != nil {
+			if l, err = st.current.sign(now, a.opts.leafNotAfter(st, now), a.opts.Backdate, a.opts.DNSNames); err != nil {
 				return fmt.Errorf("CA Secret %s: %w", a.opts.Secret, err)
 			}
 			a.leaf.Store(l)

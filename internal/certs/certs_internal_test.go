@@ -42,11 +42,11 @@ func TestOptionsErrorsNameTheField(t *testing.T) {
 
 func TestDecodeErrorsNameSecretAndField(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	ca, err := newAuthority(now, time.Hour, "t")
+	ca, err := newAuthority(now, time.Hour, DefaultBackdate, "t")
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := newAuthority(now, time.Hour, "t")
+	other, err := newAuthority(now, time.Hour, DefaultBackdate, "t")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,9 +71,10 @@
 //
 // # Why internal
 //
-// The controller Builder will serve typed defaulting, validation and
-// conversion webhooks with these certificates (issue 37), and how a user
-// names the Service, the Secret and the webhook configurations there is
-// not designed yet. Until it is, this package stays internal so its API
-// can change with the Builder's; nothing here depends on the Builder.
+// The controller Builder serves typed defaulting, validation and
+// conversion webhooks with these certificates (controller.Builder's
+// Webhooks, issue 37): a user names the Service, the Secret and the
+// listening port there, and never meets this package. It stays internal
+// so its API can change with the Builder's; nothing here depends on the
+// Builder.
 package certs

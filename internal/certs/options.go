@@ -40,7 +40,9 @@ type Options struct {
 	// server.
 	Secret types.NamespacedName
 	// DNSNames are the names in the serving certificate: the webhook
-	// Service's, such as "svc.ns.svc" and "svc.ns.svc.cluster.local".
+	// Service's, such as "svc.ns.svc" and "svc.ns.svc.cluster.local". A
+	// name that is an IP address (a webhook reached by URL, such as
+	// https://127.0.0.1:9443 in tests) goes into the IP SANs.
 	DNSNames []string
 	// CALifetime is a CA's validity; [DefaultCALifetime] if zero.
 	CALifetime time.Duration
@@ -67,6 +69,12 @@ type Options struct {
 	Clock clock.WithTicker
 	// CommonName of the CAs; "kopgo-webhook-ca" if empty.
 	CommonName string
+	// Backdate is how far before Clock's now a certificate's NotBefore
+	// is set; [DefaultBackdate] if zero. Every replica on one Secret
+	// must use the same. A test that drives Clock ahead of the real time
+	// while real peers (the API server) check the certificates sets it
+	// longer than that lead.
+	Backdate time.Duration
 }
 
 // withDefaults fills zero fields and checks the result.
@@ -85,6 +93,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Resync == 0 {
 		o.Resync = DefaultResync
+	}
+	if o.Backdate == 0 {
+		o.Backdate = DefaultBackdate
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -107,7 +118,7 @@ func (o Options) withDefaults() (Options, error) {
 	for _, f := range []struct {
 		name string
 		d    time.Duration
-	}{{"CALifetime", o.CALifetime}, {"LeafLifetime", o.LeafLifetime}, {"TrustDelay", o.TrustDelay}, {"Resync", o.Resync}} {
+	}{{"CALifetime", o.CALifetime}, {"LeafLifetime", o.LeafLifetime}, {"TrustDelay", o.TrustDelay}, {"Resync", o.Resync}, {"Backdate", o.Backdate}} {
 		if f.d < 0 {
 			errs = append(errs, fmt.Errorf("negative duration in Options.%s: %s", f.name, f.d))
 		}

@@ -13,13 +13,15 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"time"
 )
 
-// backdate is how far before "now" a certificate's NotBefore is set, so
-// that a peer whose clock is a little behind still accepts it. Times the
-// rotation derives from a CA's NotBefore add it back.
-const backdate = 5 * time.Minute
+// DefaultBackdate is how far before "now" a certificate's NotBefore is
+// set when [Options.Backdate] is zero, so that a peer whose clock is a
+// little behind still accepts it. Times the rotation derives from a
+// certificate's NotBefore add it back.
+const DefaultBackdate = 5 * time.Minute
 
 // authority is one CA: its certificate and, when it may sign, its key.
 type authority struct {
@@ -30,10 +32,10 @@ type authority struct {
 }
 
 // created is when the CA was made: NotBefore without the backdate.
-func (a *authority) created() time.Time { return a.cert.NotBefore.Add(backdate) }
+func (a *authority) created(backdate time.Duration) time.Time { return a.cert.NotBefore.Add(backdate) }
 
 // newAuthority makes a self-signed CA valid for lifetime from now.
-func newAuthority(now time.Time, lifetime time.Duration, commonName string) (*authority, error) {
+func newAuthority(now time.Time, lifetime, backdate time.Duration, commonName string) (*authority, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate CA key: %w", err)
@@ -123,9 +125,10 @@ type leaf struct {
 	signer *x509.Certificate // the CA that signed it
 }
 
-// sign issues a serving certificate for dnsNames, valid from now until
+// sign issues a serving certificate for dnsNames (an IP address among
+// them goes into the IP SANs), valid from now until
 // notAfter (which the caller keeps within the CA's validity).
-func (a *authority) sign(now, notAfter time.Time, dnsNames []string) (*leaf, error) {
+func (a *authority) sign(now, notAfter time.Time, backdate time.Duration, dnsNames []string) (*leaf, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, fmt.Errorf("generate serving key: %w", err)
@@ -133,11 +136,17 @@ func (a *authority) sign(now, notAfter time.Time, dnsNames []string) (*leaf, err
 	tmpl := &x509.Certificate{
 		SerialNumber: newSerial(),
 		Subject:      pkix.Name{CommonName: dnsNames[0]},
-		DNSNames:     dnsNames,
 		NotBefore:    now.Add(-backdate),
 		NotAfter:     notAfter,
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	for _, n := range dnsNames {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
 	if err != nil {

@@ -25,7 +25,9 @@ func renewAt(issued, notAfter time.Time, fraction float64) time.Time {
 }
 
 // promoteAt is when next becomes current.
-func (o Options) promoteAt(next *authority) time.Time { return next.created().Add(o.TrustDelay) }
+func (o Options) promoteAt(next *authority) time.Time {
+	return next.created(o.Backdate).Add(o.TrustDelay)
+}
 
 // dropAt is when previous leaves the bundle, for a current promoted at
 // promoteAt(current).
@@ -45,7 +47,7 @@ func (o Options) advance(st state, now time.Time) (_ state, changed bool, made i
 		if st.current != nil && st.next != nil && now.Before(st.next.cert.NotAfter) {
 			st = state{current: st.next}
 		} else {
-			ca, err := newAuthority(now, o.CALifetime, o.CommonName)
+			ca, err := newAuthority(now, o.CALifetime, o.Backdate, o.CommonName)
 			if err != nil {
 				return st, false, 0, err
 			}
@@ -64,8 +66,8 @@ func (o Options) advance(st state, now time.Time) (_ state, changed bool, made i
 		st.previous = nil
 		changed = true
 	}
-	if st.next == nil && st.previous == nil && !now.Before(renewAt(st.current.created(), st.current.cert.NotAfter, o.RenewFraction)) {
-		next, err := newAuthority(now, o.CALifetime, o.CommonName)
+	if st.next == nil && st.previous == nil && !now.Before(renewAt(st.current.created(o.Backdate), st.current.cert.NotAfter, o.RenewFraction)) {
+		next, err := newAuthority(now, o.CALifetime, o.Backdate, o.CommonName)
 		if err != nil {
 			return st, false, 0, err
 		}
@@ -99,7 +101,7 @@ func (o Options) needsLeaf(l *leaf, st state, now time.Time) bool {
 		return true
 	}
 	c := l.tls.Leaf
-	return !now.Before(renewAt(c.NotBefore.Add(backdate), c.NotAfter, o.RenewFraction))
+	return !now.Before(renewAt(c.NotBefore.Add(o.Backdate), c.NotAfter, o.RenewFraction))
 }
 
 // wakeAt is the next time something in st or l is due, at most Resync
@@ -118,11 +120,11 @@ func (o Options) wakeAt(st state, l *leaf, now time.Time) time.Time {
 	case st.previous != nil:
 		earlier(o.dropAt(st))
 	default:
-		earlier(renewAt(st.current.created(), st.current.cert.NotAfter, o.RenewFraction))
+		earlier(renewAt(st.current.created(o.Backdate), st.current.cert.NotAfter, o.RenewFraction))
 	}
 	if l != nil {
 		c := l.tls.Leaf
-		earlier(renewAt(c.NotBefore.Add(backdate), c.NotAfter, o.RenewFraction))
+		earlier(renewAt(c.NotBefore.Add(o.Backdate), c.NotAfter, o.RenewFraction))
 	}
 	return at
 }
