@@ -219,8 +219,12 @@
 // signed expired, so the API server trusts every certificate it meets
 // while it rotates.
 //
-// Each time the caBundle changes, it is written where the API server
-// reads it, by server-side apply with the field owner
+// When the caBundle changes, and again every minute (so that a
+// configuration deleted by hand, or a spec.conversion that a later apply
+// of the CRD's manifest reverted, is back within a minute: a few
+// server-side applies per replica and minute, which the API server
+// finds unchanged and does not store), it is written where the API
+// server reads it, by server-side apply with the field owner
 // "<field owner>-webhooks", forced:
 //
 //   - a MutatingWebhookConfiguration (with a Defaulter) and a
@@ -241,7 +245,7 @@
 // CRD, only spec.conversion is taken; a CRD installed by kubectl or Helm
 // keeps every other field and its owner. Leave spec.conversion out of
 // the manifests (a later apply of one that sets it would take it back
-// until the caBundle next changes). The configurations carry an
+// until the next minute's write). The configurations carry an
 // ownerReference to the CRD: deleting the CRD deletes them. Uninstalling
 // the operator and keeping the CRD leaves them in place, and with
 // failurePolicy Fail creates and updates of T are refused until the

@@ -110,6 +110,10 @@ func (b *Builder[T]) setupWebhooks(mgr manager.Manager) (func(*http.Request) err
 		Secret:   o.caSecret(b.name),
 		DNSNames: o.dnsNames(),
 		OnBundle: func(ctx context.Context, bundle []byte) error { return t.publish(ctx, live, bundle) },
+		// Written again every minute: a configuration deleted by hand, or
+		// a spec.conversion a later apply of the CRD's manifest reverted,
+		// is repaired within a minute, not at the next rotation.
+		Republish: true,
 	}
 	if w.certOptions != nil {
 		w.certOptions(&co)

@@ -39,7 +39,7 @@ type Authority struct {
 	bundle atomic.Pointer[[]byte]
 
 	stats struct {
-		casCreated, conflicts, repairs, leaves, published atomic.Int64
+		casCreated, conflicts, repairs, leaves, published, republished atomic.Int64
 	}
 }
 
@@ -57,8 +57,12 @@ type Stats struct {
 	Repairs int64
 	// Leaves counts the serving certificates signed.
 	Leaves int64
-	// Published counts the bundles handed to OnBundle.
+	// Published counts the bundles handed to OnBundle because they
+	// changed.
 	Published int64
+	// Republished counts the unchanged bundles handed to OnBundle again
+	// ([Options.Republish]).
+	Republished int64
 }
 
 // New returns an Authority for opts, or an error naming each bad field
@@ -80,11 +84,12 @@ func New(c client.Client, opts Options) (*Authority, error) {
 // Stats returns the counters.
 func (a *Authority) Stats() Stats {
 	return Stats{
-		CAsCreated: a.stats.casCreated.Load(),
-		Conflicts:  a.stats.conflicts.Load(),
-		Repairs:    a.stats.repairs.Load(),
-		Leaves:     a.stats.leaves.Load(),
-		Published:  a.stats.published.Load(),
+		CAsCreated:  a.stats.casCreated.Load(),
+		Conflicts:   a.stats.conflicts.Load(),
+		Repairs:     a.stats.repairs.Load(),
+		Leaves:      a.stats.leaves.Load(),
+		Published:   a.stats.published.Load(),
+		Republished: a.stats.republished.Load(),
 	}
 }
 
@@ -119,7 +124,10 @@ func (a *Authority) TLSConfig() *tls.Config {
 // publishes the bundle if it changed, and then signs a new serving
 // certificate if one is due. A race lost to another replica is resolved
 // by reading the Secret again and is not an error.
-func (a *Authority) Sync(ctx context.Context) error {
+func (a *Authority) Sync(ctx context.Context) error { return a.sync(ctx, false) }
+
+// sync is Sync; with again, an unchanged bundle is handed to OnBundle too.
+func (a *Authority) sync(ctx context.Context, again bool) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for range maxAttempts {
@@ -130,7 +138,7 @@ func (a *Authority) Sync(ctx context.Context) error {
 		if retry {
 			continue
 		}
-		if err := a.publish(ctx, st.bundle()); err != nil {
+		if err := a.publish(ctx, st.bundle(), again); err != nil {
 			return err
 		}
 		now := a.opts.Clock.Now()
@@ -211,15 +219,23 @@ func (a *Authority) store(ctx context.Context) (st state, retry bool, err error)
 }
 
 // publish hands bundle to OnBundle if it differs from the last one
-// published.
-func (a *Authority) publish(ctx context.Context, bundle []byte) error {
+// published, or, with again, if it is the same.
+func (a *Authority) publish(ctx context.Context, bundle []byte, again bool) error {
+	same := false
 	if old := a.bundle.Load(); old != nil && bytes.Equal(*old, bundle) {
-		return nil
+		if !again || a.opts.OnBundle == nil {
+			return nil
+		}
+		same = true
 	}
 	if a.opts.OnBundle != nil {
 		if err := a.opts.OnBundle(ctx, bytes.Clone(bundle)); err != nil {
 			return fmt.Errorf("publish the trust bundle of CA Secret %s: %w", a.opts.Secret, err)
 		}
+	}
+	if same {
+		a.stats.republished.Add(1)
+		return nil
 	}
 	a.bundle.Store(&bundle)
 	a.stats.published.Add(1)
@@ -234,7 +250,7 @@ func (a *Authority) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithValues("secret", klog.KRef(a.opts.Secret.Namespace, a.opts.Secret.Name))
 	for {
 		wait := a.opts.Resync
-		if err := a.Sync(ctx); err != nil {
+		if err := a.sync(ctx, a.opts.Republish); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}

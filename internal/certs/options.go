@@ -62,8 +62,16 @@ type Options struct {
 	// another replica changed; shorter than TrustDelay. [DefaultResync]
 	// if zero.
 	Resync time.Duration
-	// OnBundle, if set, receives the trust bundle when it changes.
+	// OnBundle, if set, receives the trust bundle when it changes, and
+	// with Republish at every Resync as well.
 	OnBundle BundleFunc
+	// Republish hands the bundle to OnBundle at every Resync of
+	// [Authority.Start] even when it did not change: for an OnBundle
+	// that writes where someone else can change or delete it (a webhook
+	// configuration deleted by hand, a CRD's spec.conversion reverted by
+	// a later apply of its manifest), so that the damage lasts at most a
+	// Resync. [Authority.Sync] alone publishes only a change.
+	Republish bool
 	// Clock drives every decision; the real clock if nil. Tests pass a
 	// k8s.io/utils/clock/testing.FakeClock.
 	Clock clock.WithTicker
