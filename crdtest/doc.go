@@ -5,10 +5,11 @@
 // created, and hub-and-spoke conversions for lost data.
 //
 // The name says what it is for: it is imported by tests (and by
-// [crdcheck]), never by an operator's running code. It is one slice of
-// kopgo's API evolution work (issue 37); webhooks served by the Builder,
-// their certificates and the migration of stored objects are not built
-// yet.
+// [crdcheck]), never by an operator's running code. It is one part of
+// kopgo's API evolution tools: the controller Builder serves webhooks
+// (Builder.Webhooks in package controller) and package migrate moves
+// stored objects to a new version; docs/api-evolution.md in the kopgo
+// repository puts them in order.
 //
 //	crd := ... // read with ReadCRDs("config/crd/bases"), or built in Go
 //	v, err := crdtest.NewValidator(crd, "v1") // fails if the server would refuse crd

@@ -354,7 +354,7 @@ func aliasOf(name string) string {
 // with: kopgo's, and none an operator imports from elsewhere.
 var mdPackages = []string{
 	"apply", "reconciler", "status", "finalizers", "gc", "watch", "owners", "scope",
-	"observability", "resources", "testkit", "kopcontroller", "koperrors", "kopmeta",
+	"observability", "resources", "testkit", "crdtest", "kopcontroller", "koperrors", "kopmeta",
 }
 
 var (
