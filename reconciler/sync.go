@@ -145,10 +145,10 @@ type resolvedKinds struct {
 	// byType are the kinds declared typed, by Go type: a desired child's
 	// kind without a scheme lookup.
 	byType map[reflect.Type]childKind
-	// parentGVK is the parent's kind when T is a typed object (the
+	// typedParentGVK is the parent's kind when T is a typed object (the
 	// scheme's answer for T); zero for an unstructured T, whose objects
 	// say their kind.
-	parentGVK schema.GroupVersionKind
+	typedParentGVK schema.GroupVersionKind
 }
 
 // syncSetup is what one reconcile of a parent works with: the kinds

@@ -32,7 +32,7 @@ func (s *Syncer[T]) setup(parent T, env *Env) (*syncSetup, error) {
 	if err != nil {
 		return nil, err
 	}
-	su := &syncSetup{resolvedKinds: rk, parentGVK: rk.parentGVK}
+	su := &syncSetup{resolvedKinds: rk, parentGVK: rk.typedParentGVK}
 	if su.parentGVK.Empty() {
 		// An unstructured parent says its kind.
 		if su.parentGVK, err = apiutil.GVKForObject(parent, env.Scheme); err != nil {
@@ -120,7 +120,7 @@ func (s *Syncer[T]) lookUpKinds(parent T, env *Env) (*resolvedKinds, error) {
 		if err != nil {
 			return nil, koperrors.Terminal(koperrors.WrapKind(koperrors.Config, err, "parent kind", kopmeta.ObjectRef{}))
 		}
-		rk.parentGVK = gvk
+		rk.typedParentGVK = gvk
 	}
 	return rk, nil
 }
